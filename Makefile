@@ -70,7 +70,8 @@ test-go:
 
 # test-race: the packages where goroutines share state (the GraphQL executor and its caches,
 # live status, the placement cache, the viewer cache, the statement cache, the node agent),
-# again under the race detector. The agent's guest boots (EndToEnd, the console's real guest),
+# again under the race detector. The agent's guest boots (EndToEnd, the real guests of the
+# console and of a restored backup and an image made from a VM: ARealGuest),
 # the namespace-built traffic path, the real Prometheus and identity's password hashing are
 # left to test-go: under -race they cost minutes and their sharing is across processes. The
 # differential test of the executors (graph/difftest) runs its short variant: the queries of

@@ -12,6 +12,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -45,6 +46,7 @@ type Assignment struct {
 	Edges                       AssignmentEdges `json:"edges"`
 	backup_assignments          *int
 	compute_node_assignments    *int
+	image_assignments           *int
 	snapshot_assignments        *int
 	virtual_machine_assignments *int
 	volume_assignments          *int
@@ -63,11 +65,13 @@ type AssignmentEdges struct {
 	Snapshot *Snapshot `json:"snapshot,omitempty"`
 	// the backup to copy to the backup target (RUNNING) or delete from it (ABSENT)
 	Backup *Backup `json:"backup,omitempty"`
+	// the image to make from its source VM's root disk (createImageFromVirtualMachine): the node's agent copies the stopped VM's disk and uploads the copy as the image's bytes
+	Image *Image `json:"image,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [5]bool
+	loadedTypes [6]bool
 	// totalCount holds the count of the edges above.
-	totalCount [5]map[string]int
+	totalCount [6]map[string]int
 }
 
 // NodeOrErr returns the Node value or an error if the edge
@@ -125,6 +129,17 @@ func (e AssignmentEdges) BackupOrErr() (*Backup, error) {
 	return nil, &NotLoadedError{edge: "backup"}
 }
 
+// ImageOrErr returns the Image value or an error if the edge
+// was not loaded in eager-loading, or loaded but was not found.
+func (e AssignmentEdges) ImageOrErr() (*Image, error) {
+	if e.Image != nil {
+		return e.Image, nil
+	} else if e.loadedTypes[5] {
+		return nil, &NotFoundError{label: image.Label}
+	}
+	return nil, &NotLoadedError{edge: "image"}
+}
+
 // scanValues returns the types for scanning values from sql.Rows.
 func (*Assignment) scanValues(columns []string) ([]any, error) {
 	values := make([]any, len(columns))
@@ -140,11 +155,13 @@ func (*Assignment) scanValues(columns []string) ([]any, error) {
 			values[i] = new(sql.NullInt64)
 		case assignment.ForeignKeys[1]: // compute_node_assignments
 			values[i] = new(sql.NullInt64)
-		case assignment.ForeignKeys[2]: // snapshot_assignments
+		case assignment.ForeignKeys[2]: // image_assignments
 			values[i] = new(sql.NullInt64)
-		case assignment.ForeignKeys[3]: // virtual_machine_assignments
+		case assignment.ForeignKeys[3]: // snapshot_assignments
 			values[i] = new(sql.NullInt64)
-		case assignment.ForeignKeys[4]: // volume_assignments
+		case assignment.ForeignKeys[4]: // virtual_machine_assignments
+			values[i] = new(sql.NullInt64)
+		case assignment.ForeignKeys[5]: // volume_assignments
 			values[i] = new(sql.NullInt64)
 		default:
 			values[i] = new(sql.UnknownType)
@@ -238,19 +255,26 @@ func (_m *Assignment) assignValues(columns []string, values []any) error {
 			}
 		case assignment.ForeignKeys[2]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
+				return fmt.Errorf("unexpected type %T for edge-field image_assignments", value)
+			} else if value.Valid {
+				_m.image_assignments = new(int)
+				*_m.image_assignments = int(value.Int64)
+			}
+		case assignment.ForeignKeys[3]:
+			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field snapshot_assignments", value)
 			} else if value.Valid {
 				_m.snapshot_assignments = new(int)
 				*_m.snapshot_assignments = int(value.Int64)
 			}
-		case assignment.ForeignKeys[3]:
+		case assignment.ForeignKeys[4]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field virtual_machine_assignments", value)
 			} else if value.Valid {
 				_m.virtual_machine_assignments = new(int)
 				*_m.virtual_machine_assignments = int(value.Int64)
 			}
-		case assignment.ForeignKeys[4]:
+		case assignment.ForeignKeys[5]:
 			if value, ok := values[i].(*sql.NullInt64); !ok {
 				return fmt.Errorf("unexpected type %T for edge-field volume_assignments", value)
 			} else if value.Valid {
@@ -293,6 +317,11 @@ func (_m *Assignment) QuerySnapshot() *SnapshotQuery {
 // QueryBackup queries the "backup" edge of the Assignment entity.
 func (_m *Assignment) QueryBackup() *BackupQuery {
 	return NewAssignmentClient(_m.config).QueryBackup(_m)
+}
+
+// QueryImage queries the "image" edge of the Assignment entity.
+func (_m *Assignment) QueryImage() *ImageQuery {
+	return NewAssignmentClient(_m.config).QueryImage(_m)
 }
 
 // Update returns a builder for updating this Assignment.

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 	"github.com/virtflow/virtflow/ent/volume"
@@ -238,6 +239,25 @@ func (_c *AssignmentCreate) SetNillableBackupID(id *int) *AssignmentCreate {
 // SetBackup sets the "backup" edge to the Backup entity.
 func (_c *AssignmentCreate) SetBackup(v *Backup) *AssignmentCreate {
 	return _c.SetBackupID(v.ID)
+}
+
+// SetImageID sets the "image" edge to the Image entity by ID.
+func (_c *AssignmentCreate) SetImageID(id int) *AssignmentCreate {
+	_c.mutation.SetImageID(id)
+	return _c
+}
+
+// SetNillableImageID sets the "image" edge to the Image entity by ID if the given value is not nil.
+func (_c *AssignmentCreate) SetNillableImageID(id *int) *AssignmentCreate {
+	if id != nil {
+		_c = _c.SetImageID(*id)
+	}
+	return _c
+}
+
+// SetImage sets the "image" edge to the Image entity.
+func (_c *AssignmentCreate) SetImage(v *Image) *AssignmentCreate {
+	return _c.SetImageID(v.ID)
 }
 
 // Mutation returns the AssignmentMutation object of the builder.
@@ -497,6 +517,23 @@ func (_c *AssignmentCreate) createSpec() (*Assignment, *sqlgraph.CreateSpec) {
 			edge.Target.Nodes = append(edge.Target.Nodes, k)
 		}
 		_node.backup_assignments = &nodes[0]
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.ImageIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.ImageTable,
+			Columns: []string{assignment.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_node.image_assignments = &nodes[0]
 		_spec.Edges = append(_spec.Edges, edge)
 	}
 	return _node, _spec

@@ -16,6 +16,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -34,6 +35,7 @@ type AssignmentQuery struct {
 	withVolume         *VolumeQuery
 	withSnapshot       *SnapshotQuery
 	withBackup         *BackupQuery
+	withImage          *ImageQuery
 	withFKs            bool
 	loadTotal          []func(context.Context, []*Assignment) error
 	modifiers          []func(*sql.Selector)
@@ -176,6 +178,28 @@ func (_q *AssignmentQuery) QueryBackup() *BackupQuery {
 			sqlgraph.From(assignment.Table, assignment.FieldID, selector),
 			sqlgraph.To(backup.Table, backup.FieldID),
 			sqlgraph.Edge(sqlgraph.M2O, true, assignment.BackupTable, assignment.BackupColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryImage chains the current query on the "image" edge.
+func (_q *AssignmentQuery) QueryImage() *ImageQuery {
+	query := (&ImageClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(assignment.Table, assignment.FieldID, selector),
+			sqlgraph.To(image.Table, image.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, assignment.ImageTable, assignment.ImageColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -380,6 +404,7 @@ func (_q *AssignmentQuery) Clone() *AssignmentQuery {
 		withVolume:         _q.withVolume.Clone(),
 		withSnapshot:       _q.withSnapshot.Clone(),
 		withBackup:         _q.withBackup.Clone(),
+		withImage:          _q.withImage.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -439,6 +464,17 @@ func (_q *AssignmentQuery) WithBackup(opts ...func(*BackupQuery)) *AssignmentQue
 		opt(query)
 	}
 	_q.withBackup = query
+	return _q
+}
+
+// WithImage tells the query-builder to eager-load the nodes that are connected to
+// the "image" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *AssignmentQuery) WithImage(opts ...func(*ImageQuery)) *AssignmentQuery {
+	query := (&ImageClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withImage = query
 	return _q
 }
 
@@ -527,15 +563,16 @@ func (_q *AssignmentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*A
 		nodes       = []*Assignment{}
 		withFKs     = _q.withFKs
 		_spec       = _q.querySpec()
-		loadedTypes = [5]bool{
+		loadedTypes = [6]bool{
 			_q.withNode != nil,
 			_q.withVirtualMachine != nil,
 			_q.withVolume != nil,
 			_q.withSnapshot != nil,
 			_q.withBackup != nil,
+			_q.withImage != nil,
 		}
 	)
-	if _q.withNode != nil || _q.withVirtualMachine != nil || _q.withVolume != nil || _q.withSnapshot != nil || _q.withBackup != nil {
+	if _q.withNode != nil || _q.withVirtualMachine != nil || _q.withVolume != nil || _q.withSnapshot != nil || _q.withBackup != nil || _q.withImage != nil {
 		withFKs = true
 	}
 	if withFKs {
@@ -589,6 +626,12 @@ func (_q *AssignmentQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*A
 	if query := _q.withBackup; query != nil {
 		if err := _q.loadBackup(ctx, query, nodes, nil,
 			func(n *Assignment, e *Backup) { n.Edges.Backup = e }); err != nil {
+			return nil, err
+		}
+	}
+	if query := _q.withImage; query != nil {
+		if err := _q.loadImage(ctx, query, nodes, nil,
+			func(n *Assignment, e *Image) { n.Edges.Image = e }); err != nil {
 			return nil, err
 		}
 	}
@@ -753,6 +796,38 @@ func (_q *AssignmentQuery) loadBackup(ctx context.Context, query *BackupQuery, n
 		nodes, ok := nodeids[n.ID]
 		if !ok {
 			return fmt.Errorf(`unexpected foreign-key "backup_assignments" returned %v`, n.ID)
+		}
+		for i := range nodes {
+			assign(nodes[i], n)
+		}
+	}
+	return nil
+}
+func (_q *AssignmentQuery) loadImage(ctx context.Context, query *ImageQuery, nodes []*Assignment, init func(*Assignment), assign func(*Assignment, *Image)) error {
+	ids := make([]int, 0, len(nodes))
+	nodeids := make(map[int][]*Assignment)
+	for i := range nodes {
+		if nodes[i].image_assignments == nil {
+			continue
+		}
+		fk := *nodes[i].image_assignments
+		if _, ok := nodeids[fk]; !ok {
+			ids = append(ids, fk)
+		}
+		nodeids[fk] = append(nodeids[fk], nodes[i])
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	query.Where(image.IDIn(ids...))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		nodes, ok := nodeids[n.ID]
+		if !ok {
+			return fmt.Errorf(`unexpected foreign-key "image_assignments" returned %v`, n.ID)
 		}
 		for i := range nodes {
 			assign(nodes[i], n)

@@ -14,6 +14,7 @@ import (
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/backup"
 	"github.com/virtflow/virtflow/ent/computenode"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/predicate"
 	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
@@ -236,6 +237,25 @@ func (_u *AssignmentUpdate) SetBackup(v *Backup) *AssignmentUpdate {
 	return _u.SetBackupID(v.ID)
 }
 
+// SetImageID sets the "image" edge to the Image entity by ID.
+func (_u *AssignmentUpdate) SetImageID(id int) *AssignmentUpdate {
+	_u.mutation.SetImageID(id)
+	return _u
+}
+
+// SetNillableImageID sets the "image" edge to the Image entity by ID if the given value is not nil.
+func (_u *AssignmentUpdate) SetNillableImageID(id *int) *AssignmentUpdate {
+	if id != nil {
+		_u = _u.SetImageID(*id)
+	}
+	return _u
+}
+
+// SetImage sets the "image" edge to the Image entity.
+func (_u *AssignmentUpdate) SetImage(v *Image) *AssignmentUpdate {
+	return _u.SetImageID(v.ID)
+}
+
 // Mutation returns the AssignmentMutation object of the builder.
 func (_u *AssignmentUpdate) Mutation() *AssignmentMutation {
 	return _u.mutation
@@ -268,6 +288,12 @@ func (_u *AssignmentUpdate) ClearSnapshot() *AssignmentUpdate {
 // ClearBackup clears the "backup" edge to the Backup entity.
 func (_u *AssignmentUpdate) ClearBackup() *AssignmentUpdate {
 	_u.mutation.ClearBackup()
+	return _u
+}
+
+// ClearImage clears the "image" edge to the Image entity.
+func (_u *AssignmentUpdate) ClearImage() *AssignmentUpdate {
+	_u.mutation.ClearImage()
 	return _u
 }
 
@@ -545,6 +571,35 @@ func (_u *AssignmentUpdate) sqlSave(ctx context.Context) (_node int, err error) 
 		}
 		_spec.Edges.Add = append(_spec.Edges.Add, edge)
 	}
+	if _u.mutation.ImageCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.ImageTable,
+			Columns: []string{assignment.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ImageIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.ImageTable,
+			Columns: []string{assignment.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
 	_spec.AddModifiers(_u.modifiers...)
 	if _node, err = sqlgraph.UpdateNodes(ctx, _u.driver, _spec); err != nil {
 		if _, ok := err.(*sqlgraph.NotFoundError); ok {
@@ -769,6 +824,25 @@ func (_u *AssignmentUpdateOne) SetBackup(v *Backup) *AssignmentUpdateOne {
 	return _u.SetBackupID(v.ID)
 }
 
+// SetImageID sets the "image" edge to the Image entity by ID.
+func (_u *AssignmentUpdateOne) SetImageID(id int) *AssignmentUpdateOne {
+	_u.mutation.SetImageID(id)
+	return _u
+}
+
+// SetNillableImageID sets the "image" edge to the Image entity by ID if the given value is not nil.
+func (_u *AssignmentUpdateOne) SetNillableImageID(id *int) *AssignmentUpdateOne {
+	if id != nil {
+		_u = _u.SetImageID(*id)
+	}
+	return _u
+}
+
+// SetImage sets the "image" edge to the Image entity.
+func (_u *AssignmentUpdateOne) SetImage(v *Image) *AssignmentUpdateOne {
+	return _u.SetImageID(v.ID)
+}
+
 // Mutation returns the AssignmentMutation object of the builder.
 func (_u *AssignmentUpdateOne) Mutation() *AssignmentMutation {
 	return _u.mutation
@@ -801,6 +875,12 @@ func (_u *AssignmentUpdateOne) ClearSnapshot() *AssignmentUpdateOne {
 // ClearBackup clears the "backup" edge to the Backup entity.
 func (_u *AssignmentUpdateOne) ClearBackup() *AssignmentUpdateOne {
 	_u.mutation.ClearBackup()
+	return _u
+}
+
+// ClearImage clears the "image" edge to the Image entity.
+func (_u *AssignmentUpdateOne) ClearImage() *AssignmentUpdateOne {
+	_u.mutation.ClearImage()
 	return _u
 }
 
@@ -1101,6 +1181,35 @@ func (_u *AssignmentUpdateOne) sqlSave(ctx context.Context) (_node *Assignment, 
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(backup.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.ImageCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.ImageTable,
+			Columns: []string{assignment.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.ImageIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.ImageTable,
+			Columns: []string{assignment.ImageColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(image.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

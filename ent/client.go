@@ -1273,6 +1273,22 @@ func (c *AssignmentClient) QueryBackup(_m *Assignment) *BackupQuery {
 	return query
 }
 
+// QueryImage queries the image edge of a Assignment.
+func (c *AssignmentClient) QueryImage(_m *Assignment) *ImageQuery {
+	query := (&ImageClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(assignment.Table, assignment.FieldID, id),
+			sqlgraph.To(image.Table, image.FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, assignment.ImageTable, assignment.ImageColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
 // Hooks returns the client hooks.
 func (c *AssignmentClient) Hooks() []Hook {
 	hooks := c.hooks.Assignment
@@ -4990,6 +5006,22 @@ func (c *ImageClient) QueryKubernetesClusters(_m *Image) *KubernetesClusterQuery
 			sqlgraph.From(image.Table, image.FieldID, id),
 			sqlgraph.To(kubernetescluster.Table, kubernetescluster.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, image.KubernetesClustersTable, image.KubernetesClustersColumn),
+		)
+		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
+		return fromV, nil
+	}
+	return query
+}
+
+// QueryAssignments queries the assignments edge of a Image.
+func (c *ImageClient) QueryAssignments(_m *Image) *AssignmentQuery {
+	query := (&AssignmentClient{config: c.config}).Query()
+	query.path = func(context.Context) (fromV *sql.Selector, _ error) {
+		id := _m.ID
+		step := sqlgraph.NewStep(
+			sqlgraph.From(image.Table, image.FieldID, id),
+			sqlgraph.To(assignment.Table, assignment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, image.AssignmentsTable, image.AssignmentsColumn),
 		)
 		fromV = sqlgraph.Neighbors(_m.driver.Dialect(), step)
 		return fromV, nil

@@ -103,6 +103,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"volume":          {Target: "Volume", Field: "Volume", Unique: true, OwnFK: true},
 		"snapshot":        {Target: "Snapshot", Field: "Snapshot", Unique: true, OwnFK: true},
 		"backup":          {Target: "Backup", Field: "Backup", Unique: true, OwnFK: true},
+		"image":           {Target: "Image", Field: "Image", Unique: true, OwnFK: true},
 	},
 	"AuditLog": {},
 	"AvailabilityZone": {
@@ -220,6 +221,7 @@ var Edges = map[string]map[string]EdgeInfo{
 		"virtual_machines":    {Target: "VirtualMachine", Field: "VirtualMachines", Unique: false, OwnFK: false},
 		"region_services":     {Target: "RegionService", Field: "RegionServices", Unique: false, OwnFK: false},
 		"kubernetes_clusters": {Target: "KubernetesCluster", Field: "KubernetesClusters", Unique: false, OwnFK: false},
+		"assignments":         {Target: "Assignment", Field: "Assignments", Unique: false, OwnFK: false},
 	},
 	"Invoice": {},
 	"JoinToken": {

@@ -1554,6 +1554,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		"Backup",
 	)
 	graph.MustAddE(
+		"image",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.M2O,
+			Inverse: true,
+			Table:   assignment.ImageTable,
+			Columns: []string{assignment.ImageColumn},
+			Bidi:    false,
+		},
+		"Assignment",
+		"Image",
+	)
+	graph.MustAddE(
 		"region",
 		&sqlgraph.EdgeSpec{
 			Rel:     sqlgraph.M2O,
@@ -2536,6 +2548,18 @@ var schemaGraph = func() *sqlgraph.Schema {
 		},
 		"Image",
 		"KubernetesCluster",
+	)
+	graph.MustAddE(
+		"assignments",
+		&sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.AssignmentsTable,
+			Columns: []string{image.AssignmentsColumn},
+			Bidi:    false,
+		},
+		"Image",
+		"Assignment",
 	)
 	graph.MustAddE(
 		"cluster",
@@ -4922,6 +4946,20 @@ func (f *AssignmentFilter) WhereHasBackup() {
 // WhereHasBackupWith applies a predicate to check if query has an edge backup with a given conditions (other predicates).
 func (f *AssignmentFilter) WhereHasBackupWith(preds ...predicate.Backup) {
 	f.Where(entql.HasEdgeWith("backup", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasImage applies a predicate to check if query has an edge image.
+func (f *AssignmentFilter) WhereHasImage() {
+	f.Where(entql.HasEdge("image"))
+}
+
+// WhereHasImageWith applies a predicate to check if query has an edge image with a given conditions (other predicates).
+func (f *AssignmentFilter) WhereHasImageWith(preds ...predicate.Image) {
+	f.Where(entql.HasEdgeWith("image", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}
@@ -7940,6 +7978,20 @@ func (f *ImageFilter) WhereHasKubernetesClusters() {
 // WhereHasKubernetesClustersWith applies a predicate to check if query has an edge kubernetes_clusters with a given conditions (other predicates).
 func (f *ImageFilter) WhereHasKubernetesClustersWith(preds ...predicate.KubernetesCluster) {
 	f.Where(entql.HasEdgeWith("kubernetes_clusters", sqlgraph.WrapFunc(func(s *sql.Selector) {
+		for _, p := range preds {
+			p(s)
+		}
+	})))
+}
+
+// WhereHasAssignments applies a predicate to check if query has an edge assignments.
+func (f *ImageFilter) WhereHasAssignments() {
+	f.Where(entql.HasEdge("assignments"))
+}
+
+// WhereHasAssignmentsWith applies a predicate to check if query has an edge assignments with a given conditions (other predicates).
+func (f *ImageFilter) WhereHasAssignmentsWith(preds ...predicate.Assignment) {
+	f.Where(entql.HasEdgeWith("assignments", sqlgraph.WrapFunc(func(s *sql.Selector) {
 		for _, p := range preds {
 			p(s)
 		}

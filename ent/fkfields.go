@@ -18,6 +18,7 @@ var ForeignKeyFields = map[string]string{
 	"assignments.volume_assignments":                             "volumeID",
 	"assignments.snapshot_assignments":                           "snapshotID",
 	"assignments.backup_assignments":                             "backupID",
+	"assignments.image_assignments":                              "imageID",
 	"availability_zones.region_availability_zones":               "regionID",
 	"backups.tenant_backups":                                     "tenantID",
 	"backups.region_backups":                                     "regionID",

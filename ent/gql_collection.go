@@ -780,6 +780,17 @@ func (_q *AssignmentQuery) collectField(ctx context.Context, oneNode bool, opCtx
 				return err
 			}
 			_q.withBackup = query
+
+		case "image":
+			var (
+				alias = field.Alias
+				path  = append(path, alias)
+				query = (&ImageClient{config: _q.config}).Query()
+			)
+			if err := query.collectField(ctx, oneNode, opCtx, field, path, mayAddCondition(satisfies, imageImplementors)...); err != nil {
+				return err
+			}
+			_q.withImage = query
 		case "createdAt":
 			if _, ok := fieldSeen[assignment.FieldCreatedAt]; !ok {
 				selectedFields = append(selectedFields, assignment.FieldCreatedAt)

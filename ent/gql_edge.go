@@ -167,6 +167,14 @@ func (_m *Assignment) Backup(ctx context.Context) (*Backup, error) {
 	return result, MaskNotFound(err)
 }
 
+func (_m *Assignment) Image(ctx context.Context) (*Image, error) {
+	result, err := _m.Edges.ImageOrErr()
+	if IsNotLoaded(err) {
+		result, err = _m.QueryImage().Only(ctx)
+	}
+	return result, MaskNotFound(err)
+}
+
 func (_m *AvailabilityZone) Region(ctx context.Context) (*Region, error) {
 	result, err := _m.Edges.RegionOrErr()
 	if IsNotLoaded(err) {

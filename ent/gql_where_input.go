@@ -1661,6 +1661,10 @@ type AssignmentWhereInput struct {
 	// "backup" edge predicates.
 	HasBackup     *bool               `json:"hasBackup,omitempty"`
 	HasBackupWith []*BackupWhereInput `json:"hasBackupWith,omitempty"`
+
+	// "image" edge predicates.
+	HasImage     *bool              `json:"hasImage,omitempty"`
+	HasImageWith []*ImageWhereInput `json:"hasImageWith,omitempty"`
 }
 
 // AddPredicates adds custom predicates to the where input to be used during the filtering phase.
@@ -2109,6 +2113,24 @@ func (i *AssignmentWhereInput) P() (predicate.Assignment, error) {
 			with = append(with, p)
 		}
 		predicates = append(predicates, assignment.HasBackupWith(with...))
+	}
+	if i.HasImage != nil {
+		p := assignment.HasImage()
+		if !*i.HasImage {
+			p = assignment.Not(p)
+		}
+		predicates = append(predicates, p)
+	}
+	if len(i.HasImageWith) > 0 {
+		with := make([]predicate.Image, 0, len(i.HasImageWith))
+		for _, w := range i.HasImageWith {
+			p, err := w.P()
+			if err != nil {
+				return nil, fmt.Errorf("%w: field 'HasImageWith'", err)
+			}
+			with = append(with, p)
+		}
+		predicates = append(predicates, assignment.HasImageWith(with...))
 	}
 	switch len(predicates) {
 	case 0:

@@ -37,7 +37,7 @@ type Image struct {
 	MinMemoryMB int64 `json:"min_memory_mb,omitempty"`
 	// SizeGB holds the value of the "size_gb" field.
 	SizeGB int64 `json:"size_gb,omitempty"`
-	// http(s) URL the server fetches the bytes from, or "upload" for bytes sent to PUT /images/{id}/data
+	// http(s) URL the server fetches the bytes from, "upload" for bytes sent to PUT /images/{id}/data, or vm:<id> for an image made from that VM's root disk (createImageFromVirtualMachine), whose bytes the VM's node's agent uploads
 	Source string `json:"source,omitempty"`
 	// Format holds the value of the "format" field.
 	Format image.Format `json:"format,omitempty"`
@@ -67,15 +67,18 @@ type ImageEdges struct {
 	RegionServices []*RegionService `json:"region_services,omitempty"`
 	// KubernetesClusters holds the value of the kubernetes_clusters edge.
 	KubernetesClusters []*KubernetesCluster `json:"kubernetes_clusters,omitempty"`
+	// the work of the node that makes the image from its source VM's disk (source vm:<id>)
+	Assignments []*Assignment `json:"assignments,omitempty"`
 	// loadedTypes holds the information for reporting if a
 	// type was loaded (or requested) in eager-loading or not.
-	loadedTypes [3]bool
+	loadedTypes [4]bool
 	// totalCount holds the count of the edges above.
 	totalCount [2]map[string]int
 
 	namedVirtualMachines    map[string][]*VirtualMachine
 	namedRegionServices     map[string][]*RegionService
 	namedKubernetesClusters map[string][]*KubernetesCluster
+	namedAssignments        map[string][]*Assignment
 }
 
 // VirtualMachinesOrErr returns the VirtualMachines value or an error if the edge
@@ -103,6 +106,15 @@ func (e ImageEdges) KubernetesClustersOrErr() ([]*KubernetesCluster, error) {
 		return e.KubernetesClusters, nil
 	}
 	return nil, &NotLoadedError{edge: "kubernetes_clusters"}
+}
+
+// AssignmentsOrErr returns the Assignments value or an error if the edge
+// was not loaded in eager-loading.
+func (e ImageEdges) AssignmentsOrErr() ([]*Assignment, error) {
+	if e.loadedTypes[3] {
+		return e.Assignments, nil
+	}
+	return nil, &NotLoadedError{edge: "assignments"}
 }
 
 // scanValues returns the types for scanning values from sql.Rows.
@@ -275,6 +287,11 @@ func (_m *Image) QueryKubernetesClusters() *KubernetesClusterQuery {
 	return NewImageClient(_m.config).QueryKubernetesClusters(_m)
 }
 
+// QueryAssignments queries the "assignments" edge of the Image entity.
+func (_m *Image) QueryAssignments() *AssignmentQuery {
+	return NewImageClient(_m.config).QueryAssignments(_m)
+}
+
 // Update returns a builder for updating this Image.
 // Note that you need to call Image.Unwrap() before calling this method if this Image
 // was returned from a transaction, and the transaction was committed or rolled back.
@@ -425,6 +442,30 @@ func (_m *Image) appendNamedKubernetesClusters(name string, edges ...*Kubernetes
 		_m.Edges.namedKubernetesClusters[name] = []*KubernetesCluster{}
 	} else {
 		_m.Edges.namedKubernetesClusters[name] = append(_m.Edges.namedKubernetesClusters[name], edges...)
+	}
+}
+
+// NamedAssignments returns the Assignments named value or an error if the edge was not
+// loaded in eager-loading with this name.
+func (_m *Image) NamedAssignments(name string) ([]*Assignment, error) {
+	if _m.Edges.namedAssignments == nil {
+		return nil, &NotLoadedError{edge: name}
+	}
+	nodes, ok := _m.Edges.namedAssignments[name]
+	if !ok {
+		return nil, &NotLoadedError{edge: name}
+	}
+	return nodes, nil
+}
+
+func (_m *Image) appendNamedAssignments(name string, edges ...*Assignment) {
+	if _m.Edges.namedAssignments == nil {
+		_m.Edges.namedAssignments = make(map[string][]*Assignment)
+	}
+	if len(edges) == 0 {
+		_m.Edges.namedAssignments[name] = []*Assignment{}
+	} else {
+		_m.Edges.namedAssignments[name] = append(_m.Edges.namedAssignments[name], edges...)
 	}
 }
 

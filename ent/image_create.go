@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/regionservice"
@@ -304,6 +305,21 @@ func (_c *ImageCreate) AddKubernetesClusters(v ...*KubernetesCluster) *ImageCrea
 		ids[i] = v[i].ID
 	}
 	return _c.AddKubernetesClusterIDs(ids...)
+}
+
+// AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
+func (_c *ImageCreate) AddAssignmentIDs(ids ...int) *ImageCreate {
+	_c.mutation.AddAssignmentIDs(ids...)
+	return _c
+}
+
+// AddAssignments adds the "assignments" edges to the Assignment entity.
+func (_c *ImageCreate) AddAssignments(v ...*Assignment) *ImageCreate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _c.AddAssignmentIDs(ids...)
 }
 
 // Mutation returns the ImageMutation object of the builder.
@@ -638,6 +654,22 @@ func (_c *ImageCreate) createSpec() (*Image, *sqlgraph.CreateSpec) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges = append(_spec.Edges, edge)
+	}
+	if nodes := _c.mutation.AssignmentsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.AssignmentsTable,
+			Columns: []string{image.AssignmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -14,6 +14,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -31,11 +32,13 @@ type ImageQuery struct {
 	withVirtualMachines         *VirtualMachineQuery
 	withRegionServices          *RegionServiceQuery
 	withKubernetesClusters      *KubernetesClusterQuery
+	withAssignments             *AssignmentQuery
 	loadTotal                   []func(context.Context, []*Image) error
 	modifiers                   []func(*sql.Selector)
 	withNamedVirtualMachines    map[string]*VirtualMachineQuery
 	withNamedRegionServices     map[string]*RegionServiceQuery
 	withNamedKubernetesClusters map[string]*KubernetesClusterQuery
+	withNamedAssignments        map[string]*AssignmentQuery
 	// intermediate query (i.e. traversal path).
 	sql  *sql.Selector
 	path func(context.Context) (*sql.Selector, error)
@@ -131,6 +134,28 @@ func (_q *ImageQuery) QueryKubernetesClusters() *KubernetesClusterQuery {
 			sqlgraph.From(image.Table, image.FieldID, selector),
 			sqlgraph.To(kubernetescluster.Table, kubernetescluster.FieldID),
 			sqlgraph.Edge(sqlgraph.O2M, false, image.KubernetesClustersTable, image.KubernetesClustersColumn),
+		)
+		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
+		return fromU, nil
+	}
+	return query
+}
+
+// QueryAssignments chains the current query on the "assignments" edge.
+func (_q *ImageQuery) QueryAssignments() *AssignmentQuery {
+	query := (&AssignmentClient{config: _q.config}).Query()
+	query.path = func(ctx context.Context) (fromU *sql.Selector, err error) {
+		if err := _q.prepareQuery(ctx); err != nil {
+			return nil, err
+		}
+		selector := _q.sqlQuery(ctx)
+		if err := selector.Err(); err != nil {
+			return nil, err
+		}
+		step := sqlgraph.NewStep(
+			sqlgraph.From(image.Table, image.FieldID, selector),
+			sqlgraph.To(assignment.Table, assignment.FieldID),
+			sqlgraph.Edge(sqlgraph.O2M, false, image.AssignmentsTable, image.AssignmentsColumn),
 		)
 		fromU = sqlgraph.SetNeighbors(_q.driver.Dialect(), step)
 		return fromU, nil
@@ -333,6 +358,7 @@ func (_q *ImageQuery) Clone() *ImageQuery {
 		withVirtualMachines:    _q.withVirtualMachines.Clone(),
 		withRegionServices:     _q.withRegionServices.Clone(),
 		withKubernetesClusters: _q.withKubernetesClusters.Clone(),
+		withAssignments:        _q.withAssignments.Clone(),
 		// clone intermediate query.
 		sql:       _q.sql.Clone(),
 		path:      _q.path,
@@ -370,6 +396,17 @@ func (_q *ImageQuery) WithKubernetesClusters(opts ...func(*KubernetesClusterQuer
 		opt(query)
 	}
 	_q.withKubernetesClusters = query
+	return _q
+}
+
+// WithAssignments tells the query-builder to eager-load the nodes that are connected to
+// the "assignments" edge. The optional arguments are used to configure the query builder of the edge.
+func (_q *ImageQuery) WithAssignments(opts ...func(*AssignmentQuery)) *ImageQuery {
+	query := (&AssignmentClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	_q.withAssignments = query
 	return _q
 }
 
@@ -457,10 +494,11 @@ func (_q *ImageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Image,
 	var (
 		nodes       = []*Image{}
 		_spec       = _q.querySpec()
-		loadedTypes = [3]bool{
+		loadedTypes = [4]bool{
 			_q.withVirtualMachines != nil,
 			_q.withRegionServices != nil,
 			_q.withKubernetesClusters != nil,
+			_q.withAssignments != nil,
 		}
 	)
 	_spec.ScanValues = func(columns []string) ([]any, error) {
@@ -507,6 +545,13 @@ func (_q *ImageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Image,
 			return nil, err
 		}
 	}
+	if query := _q.withAssignments; query != nil {
+		if err := _q.loadAssignments(ctx, query, nodes,
+			func(n *Image) { n.Edges.Assignments = []*Assignment{} },
+			func(n *Image, e *Assignment) { n.Edges.Assignments = append(n.Edges.Assignments, e) }); err != nil {
+			return nil, err
+		}
+	}
 	for name, query := range _q.withNamedVirtualMachines {
 		if err := _q.loadVirtualMachines(ctx, query, nodes,
 			func(n *Image) { n.appendNamedVirtualMachines(name) },
@@ -525,6 +570,13 @@ func (_q *ImageQuery) sqlAll(ctx context.Context, hooks ...queryHook) ([]*Image,
 		if err := _q.loadKubernetesClusters(ctx, query, nodes,
 			func(n *Image) { n.appendNamedKubernetesClusters(name) },
 			func(n *Image, e *KubernetesCluster) { n.appendNamedKubernetesClusters(name, e) }); err != nil {
+			return nil, err
+		}
+	}
+	for name, query := range _q.withNamedAssignments {
+		if err := _q.loadAssignments(ctx, query, nodes,
+			func(n *Image) { n.appendNamedAssignments(name) },
+			func(n *Image, e *Assignment) { n.appendNamedAssignments(name, e) }); err != nil {
 			return nil, err
 		}
 	}
@@ -624,6 +676,37 @@ func (_q *ImageQuery) loadKubernetesClusters(ctx context.Context, query *Kuberne
 		node, ok := nodeids[*fk]
 		if !ok {
 			return fmt.Errorf(`unexpected referenced foreign-key "image_kubernetes_clusters" returned %v for node %v`, *fk, n.ID)
+		}
+		assign(node, n)
+	}
+	return nil
+}
+func (_q *ImageQuery) loadAssignments(ctx context.Context, query *AssignmentQuery, nodes []*Image, init func(*Image), assign func(*Image, *Assignment)) error {
+	fks := make([]driver.Value, 0, len(nodes))
+	nodeids := make(map[int]*Image)
+	for i := range nodes {
+		fks = append(fks, nodes[i].ID)
+		nodeids[nodes[i].ID] = nodes[i]
+		if init != nil {
+			init(nodes[i])
+		}
+	}
+	query.withFKs = true
+	query.Where(predicate.Assignment(func(s *sql.Selector) {
+		s.Where(sql.InValues(s.C(image.AssignmentsColumn), fks...))
+	}))
+	neighbors, err := query.All(ctx)
+	if err != nil {
+		return err
+	}
+	for _, n := range neighbors {
+		fk := n.image_assignments
+		if fk == nil {
+			return fmt.Errorf(`foreign-key "image_assignments" is nil for node %v`, n.ID)
+		}
+		node, ok := nodeids[*fk]
+		if !ok {
+			return fmt.Errorf(`unexpected referenced foreign-key "image_assignments" returned %v for node %v`, *fk, n.ID)
 		}
 		assign(node, n)
 	}
@@ -788,6 +871,20 @@ func (_q *ImageQuery) WithNamedKubernetesClusters(name string, opts ...func(*Kub
 		_q.withNamedKubernetesClusters = make(map[string]*KubernetesClusterQuery)
 	}
 	_q.withNamedKubernetesClusters[name] = query
+	return _q
+}
+
+// WithNamedAssignments tells the query-builder to eager-load the nodes that are connected to the "assignments"
+// edge with the given name. The optional arguments are used to configure the query builder of the edge.
+func (_q *ImageQuery) WithNamedAssignments(name string, opts ...func(*AssignmentQuery)) *ImageQuery {
+	query := (&AssignmentClient{config: _q.config}).Query()
+	for _, opt := range opts {
+		opt(query)
+	}
+	if _q.withNamedAssignments == nil {
+		_q.withNamedAssignments = make(map[string]*AssignmentQuery)
+	}
+	_q.withNamedAssignments[name] = query
 	return _q
 }
 

@@ -11,6 +11,7 @@ import (
 	"entgo.io/ent/dialect/sql"
 	"entgo.io/ent/dialect/sql/sqlgraph"
 	"entgo.io/ent/schema/field"
+	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/kubernetescluster"
 	"github.com/virtflow/virtflow/ent/predicate"
@@ -377,6 +378,21 @@ func (_u *ImageUpdate) AddKubernetesClusters(v ...*KubernetesCluster) *ImageUpda
 	return _u.AddKubernetesClusterIDs(ids...)
 }
 
+// AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
+func (_u *ImageUpdate) AddAssignmentIDs(ids ...int) *ImageUpdate {
+	_u.mutation.AddAssignmentIDs(ids...)
+	return _u
+}
+
+// AddAssignments adds the "assignments" edges to the Assignment entity.
+func (_u *ImageUpdate) AddAssignments(v ...*Assignment) *ImageUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAssignmentIDs(ids...)
+}
+
 // Mutation returns the ImageMutation object of the builder.
 func (_u *ImageUpdate) Mutation() *ImageMutation {
 	return _u.mutation
@@ -443,6 +459,27 @@ func (_u *ImageUpdate) RemoveKubernetesClusters(v ...*KubernetesCluster) *ImageU
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveKubernetesClusterIDs(ids...)
+}
+
+// ClearAssignments clears all "assignments" edges to the Assignment entity.
+func (_u *ImageUpdate) ClearAssignments() *ImageUpdate {
+	_u.mutation.ClearAssignments()
+	return _u
+}
+
+// RemoveAssignmentIDs removes the "assignments" edge to Assignment entities by IDs.
+func (_u *ImageUpdate) RemoveAssignmentIDs(ids ...int) *ImageUpdate {
+	_u.mutation.RemoveAssignmentIDs(ids...)
+	return _u
+}
+
+// RemoveAssignments removes "assignments" edges to Assignment entities.
+func (_u *ImageUpdate) RemoveAssignments(v ...*Assignment) *ImageUpdate {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAssignmentIDs(ids...)
 }
 
 // Save executes the query and returns the number of nodes affected by the update operation.
@@ -797,6 +834,51 @@ func (_u *ImageUpdate) sqlSave(ctx context.Context) (_node int, err error) {
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AssignmentsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.AssignmentsTable,
+			Columns: []string{image.AssignmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAssignmentsIDs(); len(nodes) > 0 && !_u.mutation.AssignmentsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.AssignmentsTable,
+			Columns: []string{image.AssignmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AssignmentsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.AssignmentsTable,
+			Columns: []string{image.AssignmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {
@@ -1171,6 +1253,21 @@ func (_u *ImageUpdateOne) AddKubernetesClusters(v ...*KubernetesCluster) *ImageU
 	return _u.AddKubernetesClusterIDs(ids...)
 }
 
+// AddAssignmentIDs adds the "assignments" edge to the Assignment entity by IDs.
+func (_u *ImageUpdateOne) AddAssignmentIDs(ids ...int) *ImageUpdateOne {
+	_u.mutation.AddAssignmentIDs(ids...)
+	return _u
+}
+
+// AddAssignments adds the "assignments" edges to the Assignment entity.
+func (_u *ImageUpdateOne) AddAssignments(v ...*Assignment) *ImageUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.AddAssignmentIDs(ids...)
+}
+
 // Mutation returns the ImageMutation object of the builder.
 func (_u *ImageUpdateOne) Mutation() *ImageMutation {
 	return _u.mutation
@@ -1237,6 +1334,27 @@ func (_u *ImageUpdateOne) RemoveKubernetesClusters(v ...*KubernetesCluster) *Ima
 		ids[i] = v[i].ID
 	}
 	return _u.RemoveKubernetesClusterIDs(ids...)
+}
+
+// ClearAssignments clears all "assignments" edges to the Assignment entity.
+func (_u *ImageUpdateOne) ClearAssignments() *ImageUpdateOne {
+	_u.mutation.ClearAssignments()
+	return _u
+}
+
+// RemoveAssignmentIDs removes the "assignments" edge to Assignment entities by IDs.
+func (_u *ImageUpdateOne) RemoveAssignmentIDs(ids ...int) *ImageUpdateOne {
+	_u.mutation.RemoveAssignmentIDs(ids...)
+	return _u
+}
+
+// RemoveAssignments removes "assignments" edges to Assignment entities.
+func (_u *ImageUpdateOne) RemoveAssignments(v ...*Assignment) *ImageUpdateOne {
+	ids := make([]int, len(v))
+	for i := range v {
+		ids[i] = v[i].ID
+	}
+	return _u.RemoveAssignmentIDs(ids...)
 }
 
 // Where appends a list predicates to the ImageUpdate builder.
@@ -1621,6 +1739,51 @@ func (_u *ImageUpdateOne) sqlSave(ctx context.Context) (_node *Image, err error)
 			Bidi:    false,
 			Target: &sqlgraph.EdgeTarget{
 				IDSpec: sqlgraph.NewFieldSpec(kubernetescluster.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Add = append(_spec.Edges.Add, edge)
+	}
+	if _u.mutation.AssignmentsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.AssignmentsTable,
+			Columns: []string{image.AssignmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
+			},
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.RemovedAssignmentsIDs(); len(nodes) > 0 && !_u.mutation.AssignmentsCleared() {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.AssignmentsTable,
+			Columns: []string{image.AssignmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
+			},
+		}
+		for _, k := range nodes {
+			edge.Target.Nodes = append(edge.Target.Nodes, k)
+		}
+		_spec.Edges.Clear = append(_spec.Edges.Clear, edge)
+	}
+	if nodes := _u.mutation.AssignmentsIDs(); len(nodes) > 0 {
+		edge := &sqlgraph.EdgeSpec{
+			Rel:     sqlgraph.O2M,
+			Inverse: false,
+			Table:   image.AssignmentsTable,
+			Columns: []string{image.AssignmentsColumn},
+			Bidi:    false,
+			Target: &sqlgraph.EdgeTarget{
+				IDSpec: sqlgraph.NewFieldSpec(assignment.FieldID, field.TypeInt),
 			},
 		}
 		for _, k := range nodes {

@@ -3133,6 +3133,8 @@ type AssignmentMutation struct {
 	clearedsnapshot        bool
 	backup                 *int
 	clearedbackup          bool
+	image                  *int
+	clearedimage           bool
 	done                   bool
 	oldValue               func(context.Context) (*Assignment, error)
 	predicates             []predicate.Assignment
@@ -3848,6 +3850,45 @@ func (m *AssignmentMutation) ResetBackup() {
 	m.clearedbackup = false
 }
 
+// SetImageID sets the "image" edge to the Image entity by id.
+func (m *AssignmentMutation) SetImageID(id int) {
+	m.image = &id
+}
+
+// ClearImage clears the "image" edge to the Image entity.
+func (m *AssignmentMutation) ClearImage() {
+	m.clearedimage = true
+}
+
+// ImageCleared reports if the "image" edge to the Image entity was cleared.
+func (m *AssignmentMutation) ImageCleared() bool {
+	return m.clearedimage
+}
+
+// ImageID returns the "image" edge ID in the mutation.
+func (m *AssignmentMutation) ImageID() (id int, exists bool) {
+	if m.image != nil {
+		return *m.image, true
+	}
+	return
+}
+
+// ImageIDs returns the "image" edge IDs in the mutation.
+// Note that IDs always returns len(IDs) <= 1 for unique edges, and you should use
+// ImageID instead. It exists only for internal usage by the builders.
+func (m *AssignmentMutation) ImageIDs() (ids []int) {
+	if id := m.image; id != nil {
+		ids = append(ids, *id)
+	}
+	return
+}
+
+// ResetImage resets all changes to the "image" edge.
+func (m *AssignmentMutation) ResetImage() {
+	m.image = nil
+	m.clearedimage = false
+}
+
 // Where appends a list predicates to the AssignmentMutation builder.
 func (m *AssignmentMutation) Where(ps ...predicate.Assignment) {
 	m.predicates = append(m.predicates, ps...)
@@ -4171,7 +4212,7 @@ func (m *AssignmentMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *AssignmentMutation) AddedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.node != nil {
 		edges = append(edges, assignment.EdgeNode)
 	}
@@ -4186,6 +4227,9 @@ func (m *AssignmentMutation) AddedEdges() []string {
 	}
 	if m.backup != nil {
 		edges = append(edges, assignment.EdgeBackup)
+	}
+	if m.image != nil {
+		edges = append(edges, assignment.EdgeImage)
 	}
 	return edges
 }
@@ -4214,13 +4258,17 @@ func (m *AssignmentMutation) AddedIDs(name string) []ent.Value {
 		if id := m.backup; id != nil {
 			return []ent.Value{*id}
 		}
+	case assignment.EdgeImage:
+		if id := m.image; id != nil {
+			return []ent.Value{*id}
+		}
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *AssignmentMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	return edges
 }
 
@@ -4232,7 +4280,7 @@ func (m *AssignmentMutation) RemovedIDs(name string) []ent.Value {
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *AssignmentMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 5)
+	edges := make([]string, 0, 6)
 	if m.clearednode {
 		edges = append(edges, assignment.EdgeNode)
 	}
@@ -4247,6 +4295,9 @@ func (m *AssignmentMutation) ClearedEdges() []string {
 	}
 	if m.clearedbackup {
 		edges = append(edges, assignment.EdgeBackup)
+	}
+	if m.clearedimage {
+		edges = append(edges, assignment.EdgeImage)
 	}
 	return edges
 }
@@ -4265,6 +4316,8 @@ func (m *AssignmentMutation) EdgeCleared(name string) bool {
 		return m.clearedsnapshot
 	case assignment.EdgeBackup:
 		return m.clearedbackup
+	case assignment.EdgeImage:
+		return m.clearedimage
 	}
 	return false
 }
@@ -4288,6 +4341,9 @@ func (m *AssignmentMutation) ClearEdge(name string) error {
 	case assignment.EdgeBackup:
 		m.ClearBackup()
 		return nil
+	case assignment.EdgeImage:
+		m.ClearImage()
+		return nil
 	}
 	return fmt.Errorf("unknown Assignment unique edge %s", name)
 }
@@ -4310,6 +4366,9 @@ func (m *AssignmentMutation) ResetEdge(name string) error {
 		return nil
 	case assignment.EdgeBackup:
 		m.ResetBackup()
+		return nil
+	case assignment.EdgeImage:
+		m.ResetImage()
 		return nil
 	}
 	return fmt.Errorf("unknown Assignment edge %s", name)
@@ -29968,6 +30027,9 @@ type ImageMutation struct {
 	kubernetes_clusters        map[int]struct{}
 	removedkubernetes_clusters map[int]struct{}
 	clearedkubernetes_clusters bool
+	assignments                map[int]struct{}
+	removedassignments         map[int]struct{}
+	clearedassignments         bool
 	done                       bool
 	oldValue                   func(context.Context) (*Image, error)
 	predicates                 []predicate.Image
@@ -31052,6 +31114,60 @@ func (m *ImageMutation) ResetKubernetesClusters() {
 	m.removedkubernetes_clusters = nil
 }
 
+// AddAssignmentIDs adds the "assignments" edge to the Assignment entity by ids.
+func (m *ImageMutation) AddAssignmentIDs(ids ...int) {
+	if m.assignments == nil {
+		m.assignments = make(map[int]struct{})
+	}
+	for i := range ids {
+		m.assignments[ids[i]] = struct{}{}
+	}
+}
+
+// ClearAssignments clears the "assignments" edge to the Assignment entity.
+func (m *ImageMutation) ClearAssignments() {
+	m.clearedassignments = true
+}
+
+// AssignmentsCleared reports if the "assignments" edge to the Assignment entity was cleared.
+func (m *ImageMutation) AssignmentsCleared() bool {
+	return m.clearedassignments
+}
+
+// RemoveAssignmentIDs removes the "assignments" edge to the Assignment entity by IDs.
+func (m *ImageMutation) RemoveAssignmentIDs(ids ...int) {
+	if m.removedassignments == nil {
+		m.removedassignments = make(map[int]struct{})
+	}
+	for i := range ids {
+		delete(m.assignments, ids[i])
+		m.removedassignments[ids[i]] = struct{}{}
+	}
+}
+
+// RemovedAssignments returns the removed IDs of the "assignments" edge to the Assignment entity.
+func (m *ImageMutation) RemovedAssignmentsIDs() (ids []int) {
+	for id := range m.removedassignments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// AssignmentsIDs returns the "assignments" edge IDs in the mutation.
+func (m *ImageMutation) AssignmentsIDs() (ids []int) {
+	for id := range m.assignments {
+		ids = append(ids, id)
+	}
+	return
+}
+
+// ResetAssignments resets all changes to the "assignments" edge.
+func (m *ImageMutation) ResetAssignments() {
+	m.assignments = nil
+	m.clearedassignments = false
+	m.removedassignments = nil
+}
+
 // Where appends a list predicates to the ImageMutation builder.
 func (m *ImageMutation) Where(ps ...predicate.Image) {
 	m.predicates = append(m.predicates, ps...)
@@ -31570,7 +31686,7 @@ func (m *ImageMutation) ResetField(name string) error {
 
 // AddedEdges returns all edge names that were set/added in this mutation.
 func (m *ImageMutation) AddedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.virtual_machines != nil {
 		edges = append(edges, image.EdgeVirtualMachines)
 	}
@@ -31579,6 +31695,9 @@ func (m *ImageMutation) AddedEdges() []string {
 	}
 	if m.kubernetes_clusters != nil {
 		edges = append(edges, image.EdgeKubernetesClusters)
+	}
+	if m.assignments != nil {
+		edges = append(edges, image.EdgeAssignments)
 	}
 	return edges
 }
@@ -31605,13 +31724,19 @@ func (m *ImageMutation) AddedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case image.EdgeAssignments:
+		ids := make([]ent.Value, 0, len(m.assignments))
+		for id := range m.assignments {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // RemovedEdges returns all edge names that were removed in this mutation.
 func (m *ImageMutation) RemovedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.removedvirtual_machines != nil {
 		edges = append(edges, image.EdgeVirtualMachines)
 	}
@@ -31620,6 +31745,9 @@ func (m *ImageMutation) RemovedEdges() []string {
 	}
 	if m.removedkubernetes_clusters != nil {
 		edges = append(edges, image.EdgeKubernetesClusters)
+	}
+	if m.removedassignments != nil {
+		edges = append(edges, image.EdgeAssignments)
 	}
 	return edges
 }
@@ -31646,13 +31774,19 @@ func (m *ImageMutation) RemovedIDs(name string) []ent.Value {
 			ids = append(ids, id)
 		}
 		return ids
+	case image.EdgeAssignments:
+		ids := make([]ent.Value, 0, len(m.removedassignments))
+		for id := range m.removedassignments {
+			ids = append(ids, id)
+		}
+		return ids
 	}
 	return nil
 }
 
 // ClearedEdges returns all edge names that were cleared in this mutation.
 func (m *ImageMutation) ClearedEdges() []string {
-	edges := make([]string, 0, 3)
+	edges := make([]string, 0, 4)
 	if m.clearedvirtual_machines {
 		edges = append(edges, image.EdgeVirtualMachines)
 	}
@@ -31661,6 +31795,9 @@ func (m *ImageMutation) ClearedEdges() []string {
 	}
 	if m.clearedkubernetes_clusters {
 		edges = append(edges, image.EdgeKubernetesClusters)
+	}
+	if m.clearedassignments {
+		edges = append(edges, image.EdgeAssignments)
 	}
 	return edges
 }
@@ -31675,6 +31812,8 @@ func (m *ImageMutation) EdgeCleared(name string) bool {
 		return m.clearedregion_services
 	case image.EdgeKubernetesClusters:
 		return m.clearedkubernetes_clusters
+	case image.EdgeAssignments:
+		return m.clearedassignments
 	}
 	return false
 }
@@ -31699,6 +31838,9 @@ func (m *ImageMutation) ResetEdge(name string) error {
 		return nil
 	case image.EdgeKubernetesClusters:
 		m.ResetKubernetesClusters()
+		return nil
+	case image.EdgeAssignments:
+		m.ResetAssignments()
 		return nil
 	}
 	return fmt.Errorf("unknown Image edge %s", name)

@@ -1111,7 +1111,7 @@ func (c *IPRangeClient) authorizeDelete(ctx context.Context, id int) error {
 	return nil
 }
 
-// SafeDelete deletes the Image with the given id unless records on its virtualMachines regionServices kubernetesClusters edges
+// SafeDelete deletes the Image with the given id unless records on its virtualMachines regionServices kubernetesClusters assignments edges
 // still point at it, in which case it returns a *DependentsError naming them. Many-to-many
 // associations are simply dropped. Call it inside a transaction so the check and the delete
 // see the same state. The viewer's right to delete is checked first — a record the viewer
@@ -1136,6 +1136,11 @@ func (c *ImageClient) SafeDelete(ctx context.Context, id int) error {
 		return fmt.Errorf("count kubernetes_clusters of Image %v: %w", id, err)
 	} else if n > 0 {
 		deps = append(deps, Dependent{Edge: "kubernetesClusters", Count: n})
+	}
+	if n, err := c.Query().Where(image.ID(id)).QueryAssignments().Count(privacy.DecisionContext(ctx, privacy.Allow)); err != nil {
+		return fmt.Errorf("count assignments of Image %v: %w", id, err)
+	} else if n > 0 {
+		deps = append(deps, Dependent{Edge: "assignments", Count: n})
 	}
 	if len(deps) > 0 {
 		return &DependentsError{Type: "Image", ID: id, Dependents: deps}

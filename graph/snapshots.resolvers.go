@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 
+	"github.com/virtflow/virtflow/controllers/provision"
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/graph/model"
 )
@@ -45,4 +46,10 @@ func (r *mutationResolver) RestoreBackup(ctx context.Context, id int, input ent.
 // CloneVirtualMachine is the resolver for the cloneVirtualMachine field.
 func (r *mutationResolver) CloneVirtualMachine(ctx context.Context, id int, input ent.CreateVirtualMachineInput) (*ent.VirtualMachine, error) {
 	return r.provision.CloneVM(ctx, r.ent(ctx), id, input)
+}
+
+// CreateImageFromVirtualMachine is the resolver for the createImageFromVirtualMachine field.
+func (r *mutationResolver) CreateImageFromVirtualMachine(ctx context.Context, id int, input model.CreateImageFromVirtualMachineInput) (*ent.Image, error) {
+	return r.provision.CreateImageFromVM(ctx, r.ent(ctx), id, provision.ImageFromVM{Name: input.Name, Description: input.Description,
+		OsType: input.OsType, OsName: input.OsName, OsVersion: input.OsVersion})
 }

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -432,6 +435,9 @@ func (h *Libvirt) CopyVolume(ctx context.Context, srcPool, src, dstPool, dst str
 			v, err = c.StorageVolCreateXML(p, doc, 0)
 		} else {
 			v, err = c.StorageVolCreateXMLFrom(p, doc, sv, 0)
+			if err != nil && strings.Contains(err.Error(), sharedLockRefused) {
+				v, err = copyInUse(ctx, c, p, cur, dst)
+			}
 		}
 		if err != nil {
 			return fmt.Errorf("copy volume %s/%s to %s/%s: %w", srcPool, src, dstPool, dst, err)
@@ -440,4 +446,41 @@ func (h *Libvirt) CopyVolume(ctx context.Context, srcPool, src, dstPool, dst str
 		return err
 	})
 	return out, err
+}
+
+// sharedLockRefused is what qemu-img says when a running (or paused) domain's QEMU holds
+// the image it is to read: libvirt's copy (qemu-img convert) cannot share the lock.
+const sharedLockRefused = `Failed to get shared "write" lock`
+
+// copyInUse copies volume src, which a domain's QEMU holds open, into a new qcow2 volume
+// dst of pool p the way libvirt would, but with qemu-img convert's --force-share (-U): the
+// caller paused the domain (QEMU flushes its disks when it stops the vCPUs), so what is read
+// is consistent. The agent runs beside libvirtd (its unix socket) and reads the pools'
+// files itself; the pool is refreshed so that libvirt knows the new volume.
+func copyInUse(ctx context.Context, c *libvirt.Libvirt, p libvirt.StoragePool, src Volume, dst string) (libvirt.StorageVol, error) {
+	desc, err := c.StoragePoolGetXMLDesc(p, 0)
+	if err != nil {
+		return libvirt.StorageVol{}, err
+	}
+	var px libvirtxml.StoragePool
+	if err := px.Unmarshal(desc); err != nil {
+		return libvirt.StorageVol{}, err
+	}
+	if px.Target == nil || px.Target.Path == "" {
+		return libvirt.StorageVol{}, fmt.Errorf("pool %s has no directory", p.Name)
+	}
+	format := src.Format
+	if format == "" {
+		format = "qcow2"
+	}
+	path := filepath.Join(px.Target.Path, dst)
+	out, err := exec.CommandContext(ctx, "qemu-img", "convert", "-U", "-f", format, "-O", "qcow2", src.Path, path).CombinedOutput()
+	if err != nil {
+		_ = os.Remove(path)
+		return libvirt.StorageVol{}, fmt.Errorf("qemu-img convert -U %s: %v: %s", src.Path, err, strings.TrimSpace(string(out)))
+	}
+	if err := c.StoragePoolRefresh(p, 0); err != nil {
+		return libvirt.StorageVol{}, fmt.Errorf("refresh pool %s: %w", p.Name, err)
+	}
+	return c.StorageVolLookupByName(p, dst)
 }

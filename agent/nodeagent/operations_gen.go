@@ -44,6 +44,25 @@ type AssignedBackupVirtualMachine struct {
 // GetId returns AssignedBackupVirtualMachine.Id, and is useful for accessing the field via an interface.
 func (v *AssignedBackupVirtualMachine) GetId() string { return v.Id }
 
+// AssignedImage includes the requested fields of the GraphQL type Image.
+type AssignedImage struct {
+	// The image's global id.
+	Id string `json:"id"`
+	// http(s) URL the server fetches the bytes from, "upload" for bytes sent to PUT /images/{id}/data, or vm:<id> for an image made from that VM's root disk (createImageFromVirtualMachine), whose bytes the VM's node's agent uploads
+	Source string `json:"source"`
+	// The image's status.
+	Status ImageStatus `json:"status"`
+}
+
+// GetId returns AssignedImage.Id, and is useful for accessing the field via an interface.
+func (v *AssignedImage) GetId() string { return v.Id }
+
+// GetSource returns AssignedImage.Source, and is useful for accessing the field via an interface.
+func (v *AssignedImage) GetSource() string { return v.Source }
+
+// GetStatus returns AssignedImage.Status, and is useful for accessing the field via an interface.
+func (v *AssignedImage) GetStatus() ImageStatus { return v.Status }
+
 // AssignedSnapshot includes the requested fields of the GraphQL type Snapshot.
 type AssignedSnapshot struct {
 	// The snapshot's global id.
@@ -117,6 +136,8 @@ type Assignment struct {
 	Snapshot *AssignedSnapshot `json:"snapshot"`
 	// the backup to copy to the backup target (RUNNING) or delete from it (ABSENT)
 	Backup *AssignedBackup `json:"backup"`
+	// the image to make from its source VM's root disk (createImageFromVirtualMachine): the node's agent copies the stopped VM's disk and uploads the copy as the image's bytes
+	Image *AssignedImage `json:"image"`
 	// The virtual machine of the assignment (a VirtualMachine).
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`
 }
@@ -150,6 +171,9 @@ func (v *Assignment) GetSnapshot() *AssignedSnapshot { return v.Snapshot }
 
 // GetBackup returns Assignment.Backup, and is useful for accessing the field via an interface.
 func (v *Assignment) GetBackup() *AssignedBackup { return v.Backup }
+
+// GetImage returns Assignment.Image, and is useful for accessing the field via an interface.
+func (v *Assignment) GetImage() *AssignedImage { return v.Image }
 
 // GetVirtualMachine returns Assignment.VirtualMachine, and is useful for accessing the field via an interface.
 func (v *Assignment) GetVirtualMachine() *VirtualMachine { return v.VirtualMachine }
@@ -422,7 +446,7 @@ func (v *GuestCredentialInput) GetCredentialHash() string { return v.CredentialH
 type Image struct {
 	// The image's global id.
 	Id string `json:"id"`
-	// http(s) URL the server fetches the bytes from, or "upload" for bytes sent to PUT /images/{id}/data
+	// http(s) URL the server fetches the bytes from, "upload" for bytes sent to PUT /images/{id}/data, or vm:<id> for an image made from that VM's root disk (createImageFromVirtualMachine), whose bytes the VM's node's agent uploads
 	Source string `json:"source"`
 	// The image's format.
 	Format ImageFormat `json:"format"`
@@ -2355,6 +2379,11 @@ func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssig
 	return v.Assignment.Backup
 }
 
+// GetImage returns assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment.Image, and is useful for accessing the field via an interface.
+func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment) GetImage() *AssignedImage {
+	return v.Assignment.Image
+}
+
 // GetVirtualMachine returns assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment.VirtualMachine, and is useful for accessing the field via an interface.
 func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssignmentEdgeNodeAssignment) GetVirtualMachine() *VirtualMachine {
 	return v.Assignment.VirtualMachine
@@ -2406,6 +2435,8 @@ type __premarshalassignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEd
 
 	Backup *AssignedBackup `json:"backup"`
 
+	Image *AssignedImage `json:"image"`
+
 	VirtualMachine *VirtualMachine `json:"virtualMachine"`
 }
 
@@ -2430,6 +2461,7 @@ func (v *assignmentsPageNodeComputeNodeAssignmentsAssignmentConnectionEdgesAssig
 	retval.Volume = v.Assignment.Volume
 	retval.Snapshot = v.Assignment.Snapshot
 	retval.Backup = v.Assignment.Backup
+	retval.Image = v.Assignment.Image
 	retval.VirtualMachine = v.Assignment.VirtualMachine
 	return &retval, nil
 }
@@ -5704,6 +5736,11 @@ fragment Assignment on Assignment {
 		virtualMachine {
 			id
 		}
+	}
+	image {
+		id
+		source
+		status
 	}
 	virtualMachine {
 		id

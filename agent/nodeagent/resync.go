@@ -48,10 +48,14 @@ func (ag *Agent) Resync(ctx context.Context) error {
 			ag.realizeVolume(ctx, a)
 		}
 	}
-	// Snapshots and backups next, one by one: a revert lands before its VM starts again.
+	// Snapshots, backups and images made from VMs next, one by one: a revert lands before
+	// its VM starts again.
 	for _, a := range as {
-		if a.Snapshot != nil || a.Backup != nil {
+		switch {
+		case a.Snapshot != nil || a.Backup != nil:
 			ag.realizeCopy(ctx, a)
+		case a.Image != nil:
+			ag.realizeImage(ctx, a)
 		}
 	}
 

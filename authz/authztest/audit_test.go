@@ -406,6 +406,14 @@ func auditRunners() map[string]auditRun {
 		// No before: the new VM is not the record the id names (the VM cloned).
 		return adminWant(w, "VirtualMachine", idOf(t, out["cloneVirtualMachine"], "id"), w.tenantA, false, true)
 	}
+	runs["createImageFromVirtualMachine"] = func(t *testing.T, w *world, rid string) auditWant {
+		vm := copyVM(w)
+		w.c.VirtualMachine.UpdateOneID(vm).SetStatus(virtualmachine.StatusStopped).ExecX(w.ctx)
+		out := asAdmin(t, w, rid, `mutation($vm: ID!, $n: String!) { createImageFromVirtualMachine(id: $vm, input: {name: $n}) { id status } }`,
+			map[string]any{"vm": gid(vm), "n": uniq("image")})
+		// No before: the image is not the record the id names (the VM).
+		return adminWant(w, "Image", idOf(t, out["createImageFromVirtualMachine"], "id"), w.tenantA, false, true)
+	}
 	runs["attachVolume"] = func(t *testing.T, w *world, rid string) auditWant {
 		vol, vm := volumeAndVM(w)
 		asAdmin(t, w, rid, `mutation($id: ID!, $vm: ID!) { attachVolume(id: $id, virtualMachineID: $vm) { id status } }`,

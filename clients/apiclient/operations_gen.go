@@ -1675,6 +1675,149 @@ type CreateHostResponse struct {
 // GetCreateHost returns CreateHostResponse.CreateHost, and is useful for accessing the field via an interface.
 func (v *CreateHostResponse) GetCreateHost() CreateHostCreateHost { return v.CreateHost }
 
+// CreateImageFromVMCreateImageFromVirtualMachineImage includes the requested fields of the GraphQL type Image.
+type CreateImageFromVMCreateImageFromVirtualMachineImage struct {
+	ImageFields `json:"-"`
+}
+
+// GetId returns CreateImageFromVMCreateImageFromVirtualMachineImage.Id, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) GetId() string { return v.ImageFields.Id }
+
+// GetName returns CreateImageFromVMCreateImageFromVirtualMachineImage.Name, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) GetName() string {
+	return v.ImageFields.Name
+}
+
+// GetStatus returns CreateImageFromVMCreateImageFromVirtualMachineImage.Status, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) GetStatus() ImageStatus {
+	return v.ImageFields.Status
+}
+
+// GetStatusReason returns CreateImageFromVMCreateImageFromVirtualMachineImage.StatusReason, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) GetStatusReason() *string {
+	return v.ImageFields.StatusReason
+}
+
+// GetFormat returns CreateImageFromVMCreateImageFromVirtualMachineImage.Format, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) GetFormat() ImageFormat {
+	return v.ImageFields.Format
+}
+
+// GetSizeGB returns CreateImageFromVMCreateImageFromVirtualMachineImage.SizeGB, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) GetSizeGB() int {
+	return v.ImageFields.SizeGB
+}
+
+// GetSource returns CreateImageFromVMCreateImageFromVirtualMachineImage.Source, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) GetSource() string {
+	return v.ImageFields.Source
+}
+
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateImageFromVMCreateImageFromVirtualMachineImage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateImageFromVMCreateImageFromVirtualMachineImage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ImageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateImageFromVMCreateImageFromVirtualMachineImage struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status ImageStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Format ImageFormat `json:"format"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Source string `json:"source"`
+}
+
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateImageFromVMCreateImageFromVirtualMachineImage) __premarshalJSON() (*__premarshalCreateImageFromVMCreateImageFromVirtualMachineImage, error) {
+	var retval __premarshalCreateImageFromVMCreateImageFromVirtualMachineImage
+
+	retval.Id = v.ImageFields.Id
+	retval.Name = v.ImageFields.Name
+	retval.Status = v.ImageFields.Status
+	retval.StatusReason = v.ImageFields.StatusReason
+	retval.Format = v.ImageFields.Format
+	retval.SizeGB = v.ImageFields.SizeGB
+	retval.Source = v.ImageFields.Source
+	return &retval, nil
+}
+
+// CreateImageFromVMResponse is returned by CreateImageFromVM on success.
+type CreateImageFromVMResponse struct {
+	// Make an image from a STOPPED VM's root disk (everything its guest wrote, flattened onto
+	// its image): a new catalog image (source vm:<id>, QCOW2), authorized like createImage.
+	// PENDING until the VM's node's agent copied the disk and uploads the copy (DOWNLOADING), then
+	// ACTIVE, ready for new VMs; ERROR with the agent's reason. Keep the VM stopped until then.
+	// Its OS and minimums default to those of the VM's image.
+	CreateImageFromVirtualMachine CreateImageFromVMCreateImageFromVirtualMachineImage `json:"createImageFromVirtualMachine"`
+}
+
+// GetCreateImageFromVirtualMachine returns CreateImageFromVMResponse.CreateImageFromVirtualMachine, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVMResponse) GetCreateImageFromVirtualMachine() CreateImageFromVMCreateImageFromVirtualMachineImage {
+	return v.CreateImageFromVirtualMachine
+}
+
+type CreateImageFromVirtualMachineInput struct {
+	// a slug, unique among the images
+	Name string `json:"name"`
+	// Free text.
+	Description *string `json:"description"`
+	// the image's OS type (default: that of the VM's image)
+	OsType *ImageOsType `json:"osType"`
+	// the image's OS name (default: that of the VM's image)
+	OsName *string `json:"osName"`
+	// the image's OS version (default: that of the VM's image)
+	OsVersion *string `json:"osVersion"`
+}
+
+// GetName returns CreateImageFromVirtualMachineInput.Name, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVirtualMachineInput) GetName() string { return v.Name }
+
+// GetDescription returns CreateImageFromVirtualMachineInput.Description, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVirtualMachineInput) GetDescription() *string { return v.Description }
+
+// GetOsType returns CreateImageFromVirtualMachineInput.OsType, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVirtualMachineInput) GetOsType() *ImageOsType { return v.OsType }
+
+// GetOsName returns CreateImageFromVirtualMachineInput.OsName, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVirtualMachineInput) GetOsName() *string { return v.OsName }
+
+// GetOsVersion returns CreateImageFromVirtualMachineInput.OsVersion, and is useful for accessing the field via an interface.
+func (v *CreateImageFromVirtualMachineInput) GetOsVersion() *string { return v.OsVersion }
+
 // CreateKubernetesClusterCreateKubernetesCluster includes the requested fields of the GraphQL type KubernetesCluster.
 type CreateKubernetesClusterCreateKubernetesCluster struct {
 	KubernetesClusterFields `json:"-"`
@@ -7210,6 +7353,145 @@ func (v *GetIPAddressResponse) GetIpAddresses() GetIPAddressIpAddressesIPAddress
 	return v.IpAddresses
 }
 
+// GetImageImagesImageConnection includes the requested fields of the GraphQL type ImageConnection.
+// The GraphQL type's documentation follows.
+//
+// A connection to a list of items.
+type GetImageImagesImageConnection struct {
+	// A list of edges.
+	Edges []*GetImageImagesImageConnectionEdgesImageEdge `json:"edges"`
+}
+
+// GetEdges returns GetImageImagesImageConnection.Edges, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnection) GetEdges() []*GetImageImagesImageConnectionEdgesImageEdge {
+	return v.Edges
+}
+
+// GetImageImagesImageConnectionEdgesImageEdge includes the requested fields of the GraphQL type ImageEdge.
+// The GraphQL type's documentation follows.
+//
+// An edge in a connection.
+type GetImageImagesImageConnectionEdgesImageEdge struct {
+	// The item at the end of the edge.
+	Node *GetImageImagesImageConnectionEdgesImageEdgeNodeImage `json:"node"`
+}
+
+// GetNode returns GetImageImagesImageConnectionEdgesImageEdge.Node, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnectionEdgesImageEdge) GetNode() *GetImageImagesImageConnectionEdgesImageEdgeNodeImage {
+	return v.Node
+}
+
+// GetImageImagesImageConnectionEdgesImageEdgeNodeImage includes the requested fields of the GraphQL type Image.
+type GetImageImagesImageConnectionEdgesImageEdgeNodeImage struct {
+	ImageFields `json:"-"`
+}
+
+// GetId returns GetImageImagesImageConnectionEdgesImageEdgeNodeImage.Id, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) GetId() string {
+	return v.ImageFields.Id
+}
+
+// GetName returns GetImageImagesImageConnectionEdgesImageEdgeNodeImage.Name, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) GetName() string {
+	return v.ImageFields.Name
+}
+
+// GetStatus returns GetImageImagesImageConnectionEdgesImageEdgeNodeImage.Status, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) GetStatus() ImageStatus {
+	return v.ImageFields.Status
+}
+
+// GetStatusReason returns GetImageImagesImageConnectionEdgesImageEdgeNodeImage.StatusReason, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) GetStatusReason() *string {
+	return v.ImageFields.StatusReason
+}
+
+// GetFormat returns GetImageImagesImageConnectionEdgesImageEdgeNodeImage.Format, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) GetFormat() ImageFormat {
+	return v.ImageFields.Format
+}
+
+// GetSizeGB returns GetImageImagesImageConnectionEdgesImageEdgeNodeImage.SizeGB, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) GetSizeGB() int {
+	return v.ImageFields.SizeGB
+}
+
+// GetSource returns GetImageImagesImageConnectionEdgesImageEdgeNodeImage.Source, and is useful for accessing the field via an interface.
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) GetSource() string {
+	return v.ImageFields.Source
+}
+
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*GetImageImagesImageConnectionEdgesImageEdgeNodeImage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.GetImageImagesImageConnectionEdgesImageEdgeNodeImage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ImageFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalGetImageImagesImageConnectionEdgesImageEdgeNodeImage struct {
+	Id string `json:"id"`
+
+	Name string `json:"name"`
+
+	Status ImageStatus `json:"status"`
+
+	StatusReason *string `json:"statusReason"`
+
+	Format ImageFormat `json:"format"`
+
+	SizeGB int `json:"sizeGB"`
+
+	Source string `json:"source"`
+}
+
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *GetImageImagesImageConnectionEdgesImageEdgeNodeImage) __premarshalJSON() (*__premarshalGetImageImagesImageConnectionEdgesImageEdgeNodeImage, error) {
+	var retval __premarshalGetImageImagesImageConnectionEdgesImageEdgeNodeImage
+
+	retval.Id = v.ImageFields.Id
+	retval.Name = v.ImageFields.Name
+	retval.Status = v.ImageFields.Status
+	retval.StatusReason = v.ImageFields.StatusReason
+	retval.Format = v.ImageFields.Format
+	retval.SizeGB = v.ImageFields.SizeGB
+	retval.Source = v.ImageFields.Source
+	return &retval, nil
+}
+
+// GetImageResponse is returned by GetImage on success.
+type GetImageResponse struct {
+	// Lists Image objects the viewer may read, as a Relay connection: filtered by where, sorted by orderBy, paginated by first/after or last/before.
+	Images GetImageImagesImageConnection `json:"images"`
+}
+
+// GetImages returns GetImageResponse.Images, and is useful for accessing the field via an interface.
+func (v *GetImageResponse) GetImages() GetImageImagesImageConnection { return v.Images }
+
 // GetKubernetesClusterKubernetesClustersKubernetesClusterConnection includes the requested fields of the GraphQL type KubernetesClusterConnection.
 // The GraphQL type's documentation follows.
 //
@@ -11216,6 +11498,63 @@ const (
 var AllIPAddressStatus = []IPAddressStatus{
 	IPAddressStatusReserved,
 	IPAddressStatusAllocated,
+}
+
+// ImageFields includes the GraphQL fields of Image requested by the fragment ImageFields.
+type ImageFields struct {
+	// The image's global id.
+	Id string `json:"id"`
+	// The image's name.
+	Name string `json:"name"`
+	// The image's status.
+	Status ImageStatus `json:"status"`
+	// why the image is in its status (ERROR: what went wrong)
+	StatusReason *string `json:"statusReason"`
+	// The image's format.
+	Format ImageFormat `json:"format"`
+	// The image's size gb.
+	SizeGB int `json:"sizeGB"`
+	// http(s) URL the server fetches the bytes from, "upload" for bytes sent to PUT /images/{id}/data, or vm:<id> for an image made from that VM's root disk (createImageFromVirtualMachine), whose bytes the VM's node's agent uploads
+	Source string `json:"source"`
+}
+
+// GetId returns ImageFields.Id, and is useful for accessing the field via an interface.
+func (v *ImageFields) GetId() string { return v.Id }
+
+// GetName returns ImageFields.Name, and is useful for accessing the field via an interface.
+func (v *ImageFields) GetName() string { return v.Name }
+
+// GetStatus returns ImageFields.Status, and is useful for accessing the field via an interface.
+func (v *ImageFields) GetStatus() ImageStatus { return v.Status }
+
+// GetStatusReason returns ImageFields.StatusReason, and is useful for accessing the field via an interface.
+func (v *ImageFields) GetStatusReason() *string { return v.StatusReason }
+
+// GetFormat returns ImageFields.Format, and is useful for accessing the field via an interface.
+func (v *ImageFields) GetFormat() ImageFormat { return v.Format }
+
+// GetSizeGB returns ImageFields.SizeGB, and is useful for accessing the field via an interface.
+func (v *ImageFields) GetSizeGB() int { return v.SizeGB }
+
+// GetSource returns ImageFields.Source, and is useful for accessing the field via an interface.
+func (v *ImageFields) GetSource() string { return v.Source }
+
+// ImageFormat is enum for the field format
+type ImageFormat string
+
+const (
+	// Image format QCOW2: qcow2.
+	ImageFormatQcow2 ImageFormat = "QCOW2"
+	// Image format RAW: raw.
+	ImageFormatRaw ImageFormat = "RAW"
+	// Image format ISO: iso.
+	ImageFormatIso ImageFormat = "ISO"
+)
+
+var AllImageFormat = []ImageFormat{
+	ImageFormatQcow2,
+	ImageFormatRaw,
+	ImageFormatIso,
 }
 
 // ImageOsType is enum for the field os_type
@@ -22083,6 +22422,18 @@ type __CreateHostInput struct {
 // GetInput returns __CreateHostInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateHostInput) GetInput() CreateHostInput { return v.Input }
 
+// __CreateImageFromVMInput is used internally by genqlient
+type __CreateImageFromVMInput struct {
+	Id    string                             `json:"id"`
+	Input CreateImageFromVirtualMachineInput `json:"input"`
+}
+
+// GetId returns __CreateImageFromVMInput.Id, and is useful for accessing the field via an interface.
+func (v *__CreateImageFromVMInput) GetId() string { return v.Id }
+
+// GetInput returns __CreateImageFromVMInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateImageFromVMInput) GetInput() CreateImageFromVirtualMachineInput { return v.Input }
+
 // __CreateKubernetesClusterInput is used internally by genqlient
 type __CreateKubernetesClusterInput struct {
 	Input CreateKubernetesClusterInput `json:"input"`
@@ -22438,6 +22789,14 @@ type __GetIPAddressInput struct {
 
 // GetId returns __GetIPAddressInput.Id, and is useful for accessing the field via an interface.
 func (v *__GetIPAddressInput) GetId() string { return v.Id }
+
+// __GetImageInput is used internally by genqlient
+type __GetImageInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __GetImageInput.Id, and is useful for accessing the field via an interface.
+func (v *__GetImageInput) GetId() string { return v.Id }
 
 // __GetKubernetesClusterInput is used internally by genqlient
 type __GetKubernetesClusterInput struct {
@@ -23475,6 +23834,51 @@ func CreateHost(
 	}
 
 	data_ = &CreateHostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by CreateImageFromVM.
+const CreateImageFromVM_Operation = `
+mutation CreateImageFromVM ($id: ID!, $input: CreateImageFromVirtualMachineInput!) {
+	createImageFromVirtualMachine(id: $id, input: $input) {
+		... ImageFields
+	}
+}
+fragment ImageFields on Image {
+	id
+	name
+	status
+	statusReason
+	format
+	sizeGB
+	source
+}
+`
+
+func CreateImageFromVM(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	input CreateImageFromVirtualMachineInput,
+) (data_ *CreateImageFromVMResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateImageFromVM",
+		Query:  CreateImageFromVM_Operation,
+		Variables: &__CreateImageFromVMInput{
+			Id:    id,
+			Input: input,
+		},
+	}
+
+	data_ = &CreateImageFromVMResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -25370,6 +25774,53 @@ func GetIPAddress(
 	}
 
 	data_ = &GetIPAddressResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by GetImage.
+const GetImage_Operation = `
+query GetImage ($id: ID!) {
+	images(first: 1, where: {id:$id}) {
+		edges {
+			node {
+				... ImageFields
+			}
+		}
+	}
+}
+fragment ImageFields on Image {
+	id
+	name
+	status
+	statusReason
+	format
+	sizeGB
+	source
+}
+`
+
+func GetImage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *GetImageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "GetImage",
+		Query:  GetImage_Operation,
+		Variables: &__GetImageInput{
+			Id: id,
+		},
+	}
+
+	data_ = &GetImageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

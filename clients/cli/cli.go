@@ -53,6 +53,7 @@ func commands() map[string]command {
 		"vm":              {"vm create|start|stop|reboot|delete ...", runVM},
 		"snapshot":        {"snapshot list|create|revert|delete ...   (snapshots of a VM's root disk)", runSnapshot},
 		"backup":          {"backup list|create|delete|restore ...   (backups of a VM's root disk; restore makes a new VM)", runBackup},
+		"image":           {"image create-from-vm VM --name NAME [--wait]   (an image made from a stopped VM's root disk)", runImage},
 		"clone":           {"clone VM --name NEW_VM [--flavor FLAVOR] [--wait]   (a new VM from a backup of VM)", runClone},
 		"node":            {"node cordon|uncordon|drain|reenroll NODE_ID ...", runNode},
 		"clusters":        {"clusters create|list|kubeconfig|scale|upgrade ...   (Kubernetes clusters)", runClusters},

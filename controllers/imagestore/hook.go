@@ -2,6 +2,7 @@ package imagestore
 
 import (
 	"context"
+	"strings"
 
 	"github.com/virtflow/virtflow/domain/egress"
 	"github.com/virtflow/virtflow/ent"
@@ -15,7 +16,10 @@ import (
 func SourceHook(p *egress.Policy) ent.Hook {
 	return func(next ent.Mutator) ent.Mutator {
 		return hook.ImageFunc(func(ctx context.Context, m *ent.ImageMutation) (ent.Value, error) {
-			if src, ok := m.Source(); ok && src != SourceUpload {
+			// An image made from a VM (source vm:<id>) is written by createImageFromVirtualMachine
+			// only: createImage and updateImage refuse that source (ValidateSource), and its
+			// bytes come from the agent of the node it is assigned to, never from a URL.
+			if src, ok := m.Source(); ok && src != SourceUpload && !strings.HasPrefix(src, SourceVMPrefix) {
 				if err := ValidateSource(src); err != nil {
 					return nil, err
 				}

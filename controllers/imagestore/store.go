@@ -31,6 +31,11 @@ import (
 // SourceUpload is the source of an image whose bytes are uploaded through the API.
 const SourceUpload = "upload"
 
+// SourceVMPrefix starts the source of an image made from a VM's root disk
+// (createImageFromVirtualMachine): vm:<VM id>. Its bytes arrive like an upload's, sent by
+// the agent of the node the image is assigned to, and by no one else (see Receive).
+const SourceVMPrefix = "vm:"
+
 // DefaultMaxBytes bounds an image's size when Config.MaxBytes is zero: 64 GiB.
 const DefaultMaxBytes int64 = 64 << 30
 

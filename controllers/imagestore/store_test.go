@@ -482,3 +482,23 @@ func TestUploadSessionLapses(t *testing.T) {
 		t.Fatalf("B's last chunk: %+v, %v; want ACTIVE with B's checksum", done, err)
 	}
 }
+
+// TestUploadOfImageFromVMRefused: the bytes of an image made from a VM (source vm:<id>) come
+// from the agent of the node it is assigned to only: a platform administrator and the agent
+// of another node are FORBIDDEN, and the image stays PENDING. (That agent's upload is
+// nodeagent's TestRestoredBackupBootsARealGuest.)
+func TestUploadOfImageFromVMRefused(t *testing.T) {
+	e := newEnv(t, 100_000)
+	data := qcow2Bytes(50_000)
+	img := e.newImage(t, imagestore.SourceVMPrefix+"1", image.FormatQcow2, "")
+	otherAgent := authz.NewContext(context.Background(), &authz.Viewer{Name: "agent",
+		Bindings: []authz.Binding{{Role: authz.RoleAgent, Domain: authz.NodeDomain(1 << 40)}}})
+	for name, ctx := range map[string]context.Context{"an administrator": admin(), "another node's agent": otherAgent} {
+		if _, err := e.store.Receive(ctx, img.ID, bytes.NewReader(data), imagestore.ContentRange{}, ""); apierrCode(err) != apierr.CodeForbidden {
+			t.Errorf("upload by %s: %v; want FORBIDDEN", name, err)
+		}
+	}
+	if got := e.get(t, img.ID).Status; got != image.StatusPending {
+		t.Fatalf("image after refused uploads: %s; want PENDING", got)
+	}
+}

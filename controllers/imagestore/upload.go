@@ -14,6 +14,8 @@ import (
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/domain/apierr"
 	"github.com/virtflow/virtflow/ent"
+	"github.com/virtflow/virtflow/ent/assignment"
+	"github.com/virtflow/virtflow/ent/computenode"
 	"github.com/virtflow/virtflow/ent/image"
 )
 
@@ -86,10 +88,15 @@ func (s *Store) Receive(ctx context.Context, id int, body io.Reader, cr ContentR
 	if err != nil {
 		return Progress{}, err
 	}
-	if v := authz.FromContext(ctx); !v.Can("Image", authz.ActWrite) {
+	fromVM := strings.HasPrefix(img.Source, SourceVMPrefix)
+	if fromVM {
+		if ctx, err = s.imageAgent(ctx, id); err != nil {
+			return Progress{}, err
+		}
+	} else if v := authz.FromContext(ctx); !v.Can("Image", authz.ActWrite) {
 		return Progress{}, &apierr.Error{Code: apierr.CodeForbidden, Message: "only platform administrators upload images"}
 	}
-	if img.Source != SourceUpload {
+	if img.Source != SourceUpload && !fromVM {
 		return Progress{}, apierr.Validation("source", "image %d is fetched from its source URL; create an image with source %q to upload", id, SourceUpload)
 	}
 	switch img.Status {
@@ -189,6 +196,27 @@ func (s *Store) Receive(ctx context.Context, id int, body io.Reader, cr ContentR
 		return Progress{}, err
 	}
 	return Progress{Received: have, Total: have, Image: done}, nil
+}
+
+// imageAgent checks that the viewer of ctx is the agent of the node that image id (made from
+// a VM) is assigned to, the only one who sends its bytes, and returns ctx acting for that
+// agent as the system (an agent may not write images otherwise): its audit rows name it.
+func (s *Store) imageAgent(ctx context.Context, id int) (context.Context, error) {
+	nodes := authz.FromContext(ctx).Domains("node", "Assignment", authz.ActWrite)
+	forbidden := apierr.Forbidden("image %d is made from a VM's disk: only the agent of that VM's node uploads it", id)
+	if len(nodes) == 0 {
+		return nil, forbidden
+	}
+	sys := authz.SystemContext(ctx, "imagestore")
+	node, err := s.client.Assignment.Query().Where(assignment.HasImageWith(image.ID(id)),
+		assignment.HasNodeWith(computenode.IDIn(nodes...))).QueryNode().FirstID(sys)
+	if ent.IsNotFound(err) {
+		return nil, forbidden
+	}
+	if err != nil {
+		return nil, err
+	}
+	return authz.SystemContext(ctx, "agent of node "+strconv.Itoa(node)), nil
 }
 
 // renew extends upload session sid of image id by Config.UploadIdle from now: CONFLICT

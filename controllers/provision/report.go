@@ -108,6 +108,11 @@ func (s *Service) ApplyReport(ctx context.Context, client *ent.Client, r Report)
 	} else if !ent.IsNotFound(err) {
 		return nil, err
 	}
+	if img, err := client.Assignment.QueryImage(a).Only(sys); err == nil {
+		return s.applyImageReport(ctx, client, a, img, r)
+	} else if !ent.IsNotFound(err) {
+		return nil, err
+	}
 	vm, err := client.Assignment.QueryVirtualMachine(a).WithNode().Only(sys)
 	if ent.IsNotFound(err) {
 		// The VM was deleted with force: its leftover domain is gone now, and so goes this

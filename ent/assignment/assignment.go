@@ -46,6 +46,8 @@ const (
 	EdgeSnapshot = "snapshot"
 	// EdgeBackup holds the string denoting the backup edge name in mutations.
 	EdgeBackup = "backup"
+	// EdgeImage holds the string denoting the image edge name in mutations.
+	EdgeImage = "image"
 	// Table holds the table name of the assignment in the database.
 	Table = "assignments"
 	// NodeTable is the table that holds the node relation/edge.
@@ -83,6 +85,13 @@ const (
 	BackupInverseTable = "backups"
 	// BackupColumn is the table column denoting the backup relation/edge.
 	BackupColumn = "backup_assignments"
+	// ImageTable is the table that holds the image relation/edge.
+	ImageTable = "assignments"
+	// ImageInverseTable is the table name for the Image entity.
+	// It exists in this package in order to avoid circular dependency with the "image" package.
+	ImageInverseTable = "images"
+	// ImageColumn is the table column denoting the image relation/edge.
+	ImageColumn = "image_assignments"
 )
 
 // Columns holds all SQL columns for assignment fields.
@@ -104,6 +113,7 @@ var Columns = []string{
 var ForeignKeys = []string{
 	"backup_assignments",
 	"compute_node_assignments",
+	"image_assignments",
 	"snapshot_assignments",
 	"virtual_machine_assignments",
 	"volume_assignments",
@@ -290,6 +300,13 @@ func ByBackupField(field string, opts ...sql.OrderTermOption) OrderOption {
 		sqlgraph.OrderByNeighborTerms(s, newBackupStep(), sql.OrderByField(field, opts...))
 	}
 }
+
+// ByImageField orders the results by image field.
+func ByImageField(field string, opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newImageStep(), sql.OrderByField(field, opts...))
+	}
+}
 func newNodeStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -323,6 +340,13 @@ func newBackupStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(BackupInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.M2O, true, BackupTable, BackupColumn),
+	)
+}
+func newImageStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(ImageInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.M2O, true, ImageTable, ImageColumn),
 	)
 }
 

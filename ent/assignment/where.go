@@ -640,6 +640,29 @@ func HasBackupWith(preds ...predicate.Backup) predicate.Assignment {
 	})
 }
 
+// HasImage applies the HasEdge predicate on the "image" edge.
+func HasImage() predicate.Assignment {
+	return predicate.Assignment(func(s *sql.Selector) {
+		step := sqlgraph.NewStep(
+			sqlgraph.From(Table, FieldID),
+			sqlgraph.Edge(sqlgraph.M2O, true, ImageTable, ImageColumn),
+		)
+		sqlgraph.HasNeighbors(s, step)
+	})
+}
+
+// HasImageWith applies the HasEdge predicate on the "image" edge with a given conditions (other predicates).
+func HasImageWith(preds ...predicate.Image) predicate.Assignment {
+	return predicate.Assignment(func(s *sql.Selector) {
+		step := newImageStep()
+		sqlgraph.HasNeighborsWith(s, step, func(s *sql.Selector) {
+			for _, p := range preds {
+				p(s)
+			}
+		})
+	})
+}
+
 // And groups predicates with the AND operator between them.
 func And(predicates ...predicate.Assignment) predicate.Assignment {
 	return predicate.Assignment(sql.AndPredicates(predicates...))

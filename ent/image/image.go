@@ -60,6 +60,8 @@ const (
 	EdgeRegionServices = "region_services"
 	// EdgeKubernetesClusters holds the string denoting the kubernetes_clusters edge name in mutations.
 	EdgeKubernetesClusters = "kubernetes_clusters"
+	// EdgeAssignments holds the string denoting the assignments edge name in mutations.
+	EdgeAssignments = "assignments"
 	// Table holds the table name of the image in the database.
 	Table = "images"
 	// VirtualMachinesTable is the table that holds the virtual_machines relation/edge.
@@ -83,6 +85,13 @@ const (
 	KubernetesClustersInverseTable = "kubernetes_clusters"
 	// KubernetesClustersColumn is the table column denoting the kubernetes_clusters relation/edge.
 	KubernetesClustersColumn = "image_kubernetes_clusters"
+	// AssignmentsTable is the table that holds the assignments relation/edge.
+	AssignmentsTable = "assignments"
+	// AssignmentsInverseTable is the table name for the Assignment entity.
+	// It exists in this package in order to avoid circular dependency with the "assignment" package.
+	AssignmentsInverseTable = "assignments"
+	// AssignmentsColumn is the table column denoting the assignments relation/edge.
+	AssignmentsColumn = "image_assignments"
 )
 
 // Columns holds all SQL columns for image fields.
@@ -388,6 +397,20 @@ func ByKubernetesClusters(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOptio
 		sqlgraph.OrderByNeighborTerms(s, newKubernetesClustersStep(), append([]sql.OrderTerm{term}, terms...)...)
 	}
 }
+
+// ByAssignmentsCount orders the results by assignments count.
+func ByAssignmentsCount(opts ...sql.OrderTermOption) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborsCount(s, newAssignmentsStep(), opts...)
+	}
+}
+
+// ByAssignments orders the results by assignments terms.
+func ByAssignments(term sql.OrderTerm, terms ...sql.OrderTerm) OrderOption {
+	return func(s *sql.Selector) {
+		sqlgraph.OrderByNeighborTerms(s, newAssignmentsStep(), append([]sql.OrderTerm{term}, terms...)...)
+	}
+}
 func newVirtualMachinesStep() *sqlgraph.Step {
 	return sqlgraph.NewStep(
 		sqlgraph.From(Table, FieldID),
@@ -407,6 +430,13 @@ func newKubernetesClustersStep() *sqlgraph.Step {
 		sqlgraph.From(Table, FieldID),
 		sqlgraph.To(KubernetesClustersInverseTable, FieldID),
 		sqlgraph.Edge(sqlgraph.O2M, false, KubernetesClustersTable, KubernetesClustersColumn),
+	)
+}
+func newAssignmentsStep() *sqlgraph.Step {
+	return sqlgraph.NewStep(
+		sqlgraph.From(Table, FieldID),
+		sqlgraph.To(AssignmentsInverseTable, FieldID),
+		sqlgraph.Edge(sqlgraph.O2M, false, AssignmentsTable, AssignmentsColumn),
 	)
 }
 

@@ -150,6 +150,7 @@ var (
 		{Name: "config_drive", Type: field.TypeString, Nullable: true, Size: 2147483647},
 		{Name: "backup_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "compute_node_assignments", Type: field.TypeInt},
+		{Name: "image_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "snapshot_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "virtual_machine_assignments", Type: field.TypeInt, Nullable: true},
 		{Name: "volume_assignments", Type: field.TypeInt, Nullable: true},
@@ -173,20 +174,26 @@ var (
 				OnDelete:   schema.NoAction,
 			},
 			{
-				Symbol:     "assignments_snapshots_assignments",
+				Symbol:     "assignments_images_assignments",
 				Columns:    []*schema.Column{AssignmentsColumns[12]},
+				RefColumns: []*schema.Column{ImagesColumns[0]},
+				OnDelete:   schema.SetNull,
+			},
+			{
+				Symbol:     "assignments_snapshots_assignments",
+				Columns:    []*schema.Column{AssignmentsColumns[13]},
 				RefColumns: []*schema.Column{SnapshotsColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "assignments_virtual_machines_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[13]},
+				Columns:    []*schema.Column{AssignmentsColumns[14]},
 				RefColumns: []*schema.Column{VirtualMachinesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
 			{
 				Symbol:     "assignments_volumes_assignments",
-				Columns:    []*schema.Column{AssignmentsColumns[14]},
+				Columns:    []*schema.Column{AssignmentsColumns[15]},
 				RefColumns: []*schema.Column{VolumesColumns[0]},
 				OnDelete:   schema.SetNull,
 			},
@@ -3310,9 +3317,10 @@ func init() {
 	}
 	AssignmentsTable.ForeignKeys[0].RefTable = BackupsTable
 	AssignmentsTable.ForeignKeys[1].RefTable = ComputeNodesTable
-	AssignmentsTable.ForeignKeys[2].RefTable = SnapshotsTable
-	AssignmentsTable.ForeignKeys[3].RefTable = VirtualMachinesTable
-	AssignmentsTable.ForeignKeys[4].RefTable = VolumesTable
+	AssignmentsTable.ForeignKeys[2].RefTable = ImagesTable
+	AssignmentsTable.ForeignKeys[3].RefTable = SnapshotsTable
+	AssignmentsTable.ForeignKeys[4].RefTable = VirtualMachinesTable
+	AssignmentsTable.ForeignKeys[5].RefTable = VolumesTable
 	AssignmentsTable.Annotation = &entsql.Annotation{
 		IncrementStart: func(i int) *int { return &i }(8589934592),
 	}

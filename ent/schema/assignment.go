@@ -10,8 +10,9 @@ import (
 	"entgo.io/ent/schema/index"
 )
 
-// Assignment hands a resource (a VM, a volume, a snapshot or a backup) to a node's agent with the state it should be
-// in; the agent reports the state it observed. Written by workers and agents only.
+// Assignment hands a resource (a VM, a volume, a snapshot, a backup or an image made from a
+// VM) to a node's agent with the state it should be in; the agent reports the state it
+// observed. Written by workers and agents only.
 type Assignment struct {
 	ent.Schema
 }
@@ -45,6 +46,8 @@ func (Assignment) Edges() []ent.Edge {
 			Comment("the snapshot to create (RUNNING; REVERTING: copy it back onto its VM's root disk) or delete (ABSENT)"),
 		edge.From("backup", Backup.Type).Ref("assignments").Unique().
 			Comment("the backup to copy to the backup target (RUNNING) or delete from it (ABSENT)"),
+		edge.From("image", Image.Type).Ref("assignments").Unique().
+			Comment("the image to make from its source VM's root disk (createImageFromVirtualMachine): the node's agent copies the stopped VM's disk and uploads the copy as the image's bytes"),
 	}
 }
 

@@ -32,7 +32,7 @@ func (Image) Fields() []ent.Field {
 		field.Int64("min_memory_mb").Default(512).Positive(),
 		field.Int64("size_gb").Default(0).NonNegative(),
 		field.String("source").NotEmpty().MaxLen(2048).
-			Comment(`http(s) URL the server fetches the bytes from, or "upload" for bytes sent to PUT /images/{id}/data`),
+			Comment(`http(s) URL the server fetches the bytes from, "upload" for bytes sent to PUT /images/{id}/data, or vm:<id> for an image made from that VM's root disk (createImageFromVirtualMachine), whose bytes the VM's node's agent uploads`),
 		field.Enum("format").NamedValues(enumValues("Qcow2", "Raw", "Iso")...).Default("QCOW2"),
 		field.String("checksum").Optional().MaxLen(128).
 			Comment("sha256:<hex>; when given, the bytes must match it on arrival, else it is set from them"),
@@ -60,6 +60,8 @@ func (Image) Edges() []ent.Edge {
 		edge.To("virtual_machines", VirtualMachine.Type).Annotations(entgql.RelayConnection()),
 		edge.To("region_services", RegionService.Type).Annotations(entgql.RelayConnection()),
 		edge.To("kubernetes_clusters", KubernetesCluster.Type).Annotations(entgql.Skip(entgql.SkipAll)),
+		edge.To("assignments", Assignment.Type).Annotations(entgql.Skip(entgql.SkipAll)).
+			Comment("the work of the node that makes the image from its source VM's disk (source vm:<id>)"),
 	}
 }
 

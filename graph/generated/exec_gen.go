@@ -15,6 +15,7 @@ import (
 var concurrentFields = gqlexec.Fields{
 	"Assignment.backup":                        true,
 	"Assignment.configDrive":                   true,
+	"Assignment.image":                         true,
 	"Assignment.node":                          true,
 	"Assignment.snapshot":                      true,
 	"Assignment.virtualMachine":                true,

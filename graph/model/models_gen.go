@@ -11,6 +11,7 @@ import (
 	"github.com/virtflow/virtflow/ent/apitoken"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/event"
+	"github.com/virtflow/virtflow/ent/image"
 	"github.com/virtflow/virtflow/ent/ipaddress"
 	"github.com/virtflow/virtflow/ent/provider"
 	"github.com/virtflow/virtflow/ent/rolebinding"
@@ -145,6 +146,19 @@ type CreateBackupInput struct {
 	Name string `json:"name"`
 	// Free text.
 	Description *string `json:"description,omitempty"`
+}
+
+type CreateImageFromVirtualMachineInput struct {
+	// a slug, unique among the images
+	Name string `json:"name"`
+	// Free text.
+	Description *string `json:"description,omitempty"`
+	// the image's OS type (default: that of the VM's image)
+	OsType *image.OsType `json:"osType,omitempty"`
+	// the image's OS name (default: that of the VM's image)
+	OsName *string `json:"osName,omitempty"`
+	// the image's OS version (default: that of the VM's image)
+	OsVersion *string `json:"osVersion,omitempty"`
 }
 
 // A one-time, expiring join token, for one node agent to register its node (admins).

@@ -4,7 +4,8 @@
 // e1000) need. Its /init mounts the CD-ROM (a VM's config drive) and prints the instance-id
 // from its meta-data to the serial console. A drive without a readiness URL (see package
 // configdrive) ends there: the guest powers off. A drive with one makes it a VM's guest: it
-// sets its host name, applies the addresses and default routes of the network-config to
+// finds or writes the marker on its root disk (DiskMarkerOffset), sets its host name,
+// applies the addresses and default routes of the network-config to
 // the NICs with their MACs, calls the readiness URL with busybox wget and the credential
 // (the one-line call the README documents) and stays up.
 //
@@ -47,6 +48,26 @@ var CDROMModules = []string{"scsi_common", "scsi_mod", "cdrom", "libata", "ata_p
 // the initramfs is written.
 var NICModules = []string{"virtio_ring", "virtio", "virtio_pci_modern_dev", "virtio_pci_legacy_dev", "virtio_pci",
 	"failover", "net_failover", "virtio_net", "e1000"}
+
+// DiskModules are the kernel modules, in load order after NICModules (virtio_pci), that
+// show the guest a VM's root disk on its default bus, virtio-blk (/dev/vda). Modules the
+// kernel has built in are left out when the initramfs is written.
+var DiskModules = []string{"virtio_blk"}
+
+// DiskMarkerOffset is where on its root disk (/dev/vda) the guest keeps its disk marker: a
+// line "virtflow-disk-marker: <instance-id>" of the instance that first booted from the
+// disk, written (and flushed) when the disk has none, printed as DiskMarkerFound when it
+// has one. Beyond the bootable image's own bytes, so that a copy of the disk (a backup
+// restored into a new VM) shows which instance wrote it. Disks smaller than the offset plus
+// one sector get no marker.
+const DiskMarkerOffset = 256 << 20
+
+// What the guest prints on its console about its disk marker (see DiskMarkerOffset),
+// followed by the instance-id in the marker.
+const (
+	DiskMarkerWritten = ConsolePrefix + "disk marker written: "
+	DiskMarkerFound   = ConsolePrefix + "disk marker found: "
+)
 
 // ConsolePrefix starts every line /init prints, so a reader of the console can tell them
 // from the kernel's.
@@ -157,7 +178,8 @@ func readModule(path string) ([]byte, error) {
 }
 
 // initScript is the guest's /init (see the package comment). Every step says when it
-// fails, so the console tells what went wrong. %s is the list of modules to load.
+// fails, so the console tells what went wrong. %s is the list of modules to load, %d the
+// sector of the disk marker (DiskMarkerOffset).
 const initScript = `#!/bin/busybox sh
 /bin/busybox --install -s /bin
 export PATH=/bin
@@ -184,6 +206,16 @@ if [ -z "$url" ]; then
 	poweroff -f
 fi
 iid=$(meta instance-id)
+# The root disk's marker (see DiskMarkerOffset): found, or written and flushed.
+sector=%d
+if [ -b /dev/vda ] && [ "$(cat /sys/block/vda/size)" -gt $sector ]; then
+	m=$(dd if=/dev/vda bs=512 skip=$sector count=1 2>/dev/null | tr -d '\000' | head -n 1)
+	case $m in
+	virtflow-disk-marker:*) echo "` + DiskMarkerFound + `${m#virtflow-disk-marker: }" ;;
+	*) printf 'virtflow-disk-marker: %%s\n' "$iid" | dd of=/dev/vda bs=512 seek=$sector conv=sync,fsync 2>/dev/null &&
+		echo "` + DiskMarkerWritten + `$iid" || say "cannot write the disk marker" ;;
+	esac
+fi
 host=$(meta local-hostname)
 [ -n "$host" ] && hostname "$host"
 ip link set lo up
@@ -242,10 +274,10 @@ func WriteInitramfs(w io.Writer, k Kernel, busybox string) error {
 	cw.file("bin/busybox", 0o755, bb)
 	cw.symlink("bin/sh", "busybox")
 	var load []string
-	for _, m := range append(append([]string{}, CDROMModules...), NICModules...) {
+	for _, m := range slices.Concat(CDROMModules, NICModules, DiskModules) {
 		p, err := k.FindModule(m)
 		if err != nil {
-			if slices.Contains(NICModules, m) && k.builtIn(m) {
+			if !slices.Contains(CDROMModules, m) && k.builtIn(m) {
 				continue // part of the kernel: nothing to load
 			}
 			return err
@@ -257,7 +289,7 @@ func WriteInitramfs(w io.Writer, k Kernel, busybox string) error {
 		cw.file("lib/modules/"+m+".ko", 0o644, b)
 		load = append(load, m)
 	}
-	cw.file("init", 0o755, []byte(fmt.Sprintf(initScript, strings.Join(load, " "))))
+	cw.file("init", 0o755, []byte(fmt.Sprintf(initScript, strings.Join(load, " "), DiskMarkerOffset/512)))
 	cw.trailer()
 	if cw.err != nil {
 		return fmt.Errorf("write initramfs: %w", cw.err)

@@ -1,9 +1,10 @@
 // A VM's snapshots and backups on its page: each with its status, size and reason (PENDING
 // and CREATING until the node's agent copied the disk), taking a snapshot or a backup,
 // reverting the stopped VM to a snapshot (after a confirmation: what the disk held since is
-// lost), deleting either, restoring a backup into a new VM and cloning the VM.
+// lost), deleting either, restoring a backup into a new VM, cloning the VM and making an image
+// from the stopped VM's disk.
 import { useEffect, useState } from 'react';
-import { useNavigate } from 'react-router';
+import { Link, useNavigate } from 'react-router';
 import { useMutation, useQuery } from 'urql';
 import { graphql } from '../../gql';
 import { Problem } from '../Problem';
@@ -45,6 +46,11 @@ const CreateBackupDocument = graphql(`
 const DeleteBackupDocument = graphql(`mutation DeleteBackup($id: ID!) { deleteBackup(id: $id) }`);
 const RestoreBackupDocument = graphql(`
   mutation RestoreBackup($id: ID!, $input: CreateVirtualMachineInput!) { restoreBackup(id: $id, input: $input) { id name status } }
+`);
+const CreateImageFromVMDocument = graphql(`
+  mutation CreateImageFromVM($id: ID!, $input: CreateImageFromVirtualMachineInput!) {
+    createImageFromVirtualMachine(id: $id, input: $input) { id name status }
+  }
 `);
 const CloneVMDocument = graphql(`
   mutation CloneVM($id: ID!, $input: CreateVirtualMachineInput!) { cloneVirtualMachine(id: $id, input: $input) { id name status } }
@@ -92,6 +98,8 @@ export function VMCopies({ vmID, refreshKey }: { vmID: string; refreshKey?: stri
   const [delBackupState, deleteBackup] = useMutation(DeleteBackupDocument);
   const [restoreState, restore] = useMutation(RestoreBackupDocument);
   const [cloneState, clone] = useMutation(CloneVMDocument);
+  const [imageState, createImage] = useMutation(CreateImageFromVMDocument);
+  const [imageName, setImageName] = useState('');
   const [snapName, setSnapName] = useState('');
   const [backupName, setBackupName] = useState('');
   // What waits for a confirmation or a form: "revert:<id>", "delsnap:<id>", "delbackup:<id>", "restore:<id>", "clone".
@@ -110,7 +118,7 @@ export function VMCopies({ vmID, refreshKey }: { vmID: string; refreshKey?: stri
     return () => clearInterval(t);
   }, [moving, reexecute]);
   const busy = snapState.fetching || revertState.fetching || delSnapState.fetching || backupState.fetching ||
-    delBackupState.fetching || restoreState.fetching || cloneState.fetching;
+    delBackupState.fetching || restoreState.fetching || cloneState.fetching || imageState.fetching;
   const failed = snapState.error ?? revertState.error ?? delSnapState.error ?? backupState.error ?? delBackupState.error;
   const copyable = vm?.status === 'ACTIVE' || vm?.status === 'STOPPED';
   const newVM = (name: string, flavorID: string) => vm ? {
@@ -124,6 +132,7 @@ export function VMCopies({ vmID, refreshKey }: { vmID: string; refreshKey?: stri
       <Problem error={error} title="The snapshots and backups could not be loaded" />
       <Problem error={failed} title="Nothing was changed" />
       <Problem error={restoreState.error ?? cloneState.error} title="No VM was created" />
+      <Problem error={imageState.error} title="No image was made" />
 
       <h3>Snapshots</h3>
       <p className="small muted">Kept on the VM's node. Reverting needs the VM stopped; what its disk held since is lost.</p>
@@ -240,6 +249,24 @@ export function VMCopies({ vmID, refreshKey }: { vmID: string; refreshKey?: stri
         <p>
           <button type="button" disabled={busy || !copyable} onClick={() => setPending('clone')}>Clone this VM</button>{' '}
           <span className="small muted">A backup named clone-&lt;new name&gt; is taken and restored into the new VM.</span>
+        </p>
+      )}
+
+      <h3>Image</h3>
+      <p className="small muted">A catalog image made from the stopped VM's root disk, for new VMs: its node copies and uploads the disk.</p>
+      <form className="inline-form" aria-label="Make an image" onSubmit={async (e) => {
+        e.preventDefault();
+        const r = await createImage({ id: vmID, input: { name: imageName || suggestName('image') } });
+        if (!r.error) setImageName('');
+      }}>
+        <label>Image name <input value={imageName} placeholder="image-<time>" onChange={(e) => setImageName(e.target.value)} /></label>
+        <button type="submit" disabled={busy || vm?.status !== 'STOPPED'}
+          title={vm?.status !== 'STOPPED' ? 'Stop the VM to make an image of its disk' : undefined}>Make image</button>
+      </form>
+      {imageState.data && (
+        <p role="status">
+          Image {imageState.data.createImageFromVirtualMachine.name} is {imageState.data.createImageFromVirtualMachine.status}{' '}
+          until the VM's node uploaded the disk: see <Link to="/images">Images</Link>.
         </p>
       )}
     </section>

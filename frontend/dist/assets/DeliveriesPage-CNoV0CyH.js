@@ -1,0 +1,16 @@
+import{n as e,r as t}from"./index-C7CeH63O.js";import{a as n,i as r,l as i,n as a}from"./Problem-CuvfRXt-.js";import{n as o,t as s}from"./Pager-DszbZHWS.js";import{t as c}from"./StatusBadge-DhLBs1VX.js";import{t as l}from"./RelTime-puiVuEcX.js";import{t as u}from"./useParamFilters-gmM_E224.js";/* empty css            */var d=r(),f=n(`
+  query HookDeliveriesList($first: Int, $after: Cursor, $last: Int, $before: Cursor, $where: HookDeliveryWhereInput) {
+    hookDeliveries(first: $first, after: $after, last: $last, before: $before, where: $where, orderBy: { field: CREATED_AT, direction: DESC }) {
+      totalCount
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+      edges {
+        node {
+          id url idempotencyKey status attempts responseStatus lastError createdAt deliveredAt lastAttemptAt
+          rule { id name }
+          maintainerGroup { id name }
+          alert { id name }
+        }
+      }
+    }
+  }
+`);function p(){let n=o(25),r=u(n.reset),p=r.get(`status`),m={};p&&(m.status=p);let[{data:h,error:g,fetching:_}]=i({query:f,variables:{...n.vars,where:m}}),v=h?.hookDeliveries.edges?.flatMap(e=>e?.node?[e.node]:[])??[];return(0,d.jsxs)(`div`,{children:[(0,d.jsx)(`h1`,{children:`Hook deliveries`}),(0,d.jsx)(`div`,{className:`filters`,role:`search`,children:(0,d.jsxs)(`label`,{children:[`Status`,(0,d.jsxs)(`select`,{value:p,onChange:e=>r.set(`status`,e.target.value),children:[(0,d.jsx)(`option`,{value:``,children:`any`}),(0,d.jsx)(`option`,{value:`PENDING`,children:`pending`}),(0,d.jsx)(`option`,{value:`DELIVERED`,children:`delivered`}),(0,d.jsx)(`option`,{value:`FAILED`,children:`failed`})]})]})}),(0,d.jsx)(a,{error:g}),!h&&_&&(0,d.jsx)(e,{}),h&&v.length===0&&(0,d.jsx)(`p`,{className:`muted`,children:`No deliveries.`}),v.length>0&&(0,d.jsxs)(`table`,{className:`ops-table`,"aria-label":`Hook deliveries`,children:[(0,d.jsx)(`thead`,{children:(0,d.jsxs)(`tr`,{children:[(0,d.jsx)(`th`,{children:`Status`}),(0,d.jsx)(`th`,{children:`To`}),(0,d.jsx)(`th`,{children:`For`}),(0,d.jsx)(`th`,{className:`num`,children:`Attempts`}),(0,d.jsx)(`th`,{children:`Last answer`}),(0,d.jsx)(`th`,{children:`Created`})]})}),(0,d.jsx)(`tbody`,{children:v.map(e=>(0,d.jsxs)(`tr`,{"data-testid":`delivery-${e.id}`,children:[(0,d.jsx)(`td`,{children:(0,d.jsx)(c,{status:e.status})}),(0,d.jsxs)(`td`,{className:`small`,children:[e.url,(0,d.jsx)(`div`,{className:`muted`,title:`Idempotency-Key`,children:e.idempotencyKey})]}),(0,d.jsxs)(`td`,{className:`small`,children:[e.rule&&(0,d.jsxs)(`div`,{children:[`rule `,e.rule.name]}),e.maintainerGroup&&(0,d.jsxs)(`div`,{children:[`group `,e.maintainerGroup.name]}),e.alert&&(0,d.jsx)(`div`,{children:(0,d.jsx)(t,{to:`/alerts?id=${e.alert.id}`,children:e.alert.name})})]}),(0,d.jsx)(`td`,{className:`num`,children:e.attempts}),(0,d.jsxs)(`td`,{className:`small`,children:[e.responseStatus?`HTTP ${e.responseStatus}`:`—`,e.lastError&&(0,d.jsx)(`div`,{className:`muted`,children:e.lastError}),e.deliveredAt&&(0,d.jsxs)(`div`,{children:[`delivered `,(0,d.jsx)(l,{iso:e.deliveredAt})]})]}),(0,d.jsx)(`td`,{className:`nowrap`,children:(0,d.jsx)(l,{iso:e.createdAt})})]},e.id))})]}),(0,d.jsx)(s,{pageInfo:h?.hookDeliveries.pageInfo,total:h?.hookDeliveries.totalCount,pager:n})]})}export{p as default};

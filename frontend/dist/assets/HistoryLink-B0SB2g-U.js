@@ -1,1 +1,0 @@
-import{r as e}from"./index-DPsW7zBU.js";import{i as t}from"./Problem-H_GUnj81.js";var n=t();function r({type:t,id:r}){return(0,n.jsx)(e,{to:`/changes?objectType=${encodeURIComponent(t)}&objectID=${encodeURIComponent(r)}`,className:`history-link`,children:`History`})}export{r as t};

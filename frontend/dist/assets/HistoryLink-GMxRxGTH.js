@@ -1,0 +1,1 @@
+import{r as e}from"./index-C7CeH63O.js";import{i as t}from"./Problem-CuvfRXt-.js";var n=t();function r({type:t,id:r}){return(0,n.jsx)(e,{to:`/changes?objectType=${encodeURIComponent(t)}&objectID=${encodeURIComponent(r)}`,className:`history-link`,children:`History`})}export{r as t};

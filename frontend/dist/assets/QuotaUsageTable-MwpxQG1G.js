@@ -1,0 +1,8 @@
+import{a as e,i as t,l as n,n as r}from"./Problem-CuvfRXt-.js";import{n as i}from"./index-C7CeH63O.js";import{t as a}from"./UsageBar-eNUXqMKQ.js";var o=t(),s=e(`
+  query TenantQuotaUsage($tenantID: ID!) {
+    quotaUsage(tenantID: $tenantID) {
+      quota { id cpuPercent vcpus memoryMB storageGB }
+      hostGroupID hostGroupName groupCores vcpuLimit usedVCPUs memoryMB usedMemoryMB storageGB usedStorageGB
+    }
+  }
+`);function c({tenantID:e}){let[{data:t,error:c,fetching:l}]=n({query:s,variables:{tenantID:e}});return c?(0,o.jsx)(r,{error:c}):t?t.quotaUsage.length===0?(0,o.jsx)(`p`,{className:`muted`,children:`No quotas: this tenant cannot place VMs in any host group yet.`}):(0,o.jsxs)(`table`,{className:`ops-table`,"aria-label":`Quotas`,children:[(0,o.jsx)(`thead`,{children:(0,o.jsxs)(`tr`,{children:[(0,o.jsx)(`th`,{children:`Host group`}),(0,o.jsx)(`th`,{children:`vCPUs`}),(0,o.jsx)(`th`,{children:`Memory`}),(0,o.jsx)(`th`,{children:`Storage`}),(0,o.jsx)(`th`,{children:`Limits`})]})}),(0,o.jsx)(`tbody`,{children:t.quotaUsage.map(e=>(0,o.jsxs)(`tr`,{"data-testid":`quota-${e.hostGroupName}`,children:[(0,o.jsx)(`td`,{children:e.hostGroupName}),(0,o.jsx)(`td`,{style:{minWidth:200},children:(0,o.jsx)(a,{used:e.usedVCPUs,total:e.vcpuLimit})}),(0,o.jsx)(`td`,{style:{minWidth:200},children:(0,o.jsx)(a,{used:e.usedMemoryMB,total:e.memoryMB,size:`MiB`})}),(0,o.jsx)(`td`,{style:{minWidth:200},children:(0,o.jsx)(a,{used:e.usedStorageGB,total:e.storageGB,size:`GiB`})}),(0,o.jsxs)(`td`,{className:`small muted`,children:[e.quota.cpuPercent,`% of `,e.groupCores,` cores · `,e.quota.vcpus||`∞`,` vCPUs`]})]},e.quota.id))})]}):l?(0,o.jsx)(i,{}):null}export{c as t};

@@ -1,1 +1,0 @@
-import{o as e,t}from"./format-eix3v1Vw.js";import{i as n}from"./Problem-H_GUnj81.js";var r=n();function i({iso:n}){return(0,r.jsx)(`time`,{dateTime:n??void 0,title:t(n),children:e(n)})}export{i as t};

@@ -1,0 +1,1 @@
+import{o as e,t}from"./format-eix3v1Vw.js";import{i as n}from"./Problem-CuvfRXt-.js";var r=n();function i({iso:n}){return(0,r.jsx)(`time`,{dateTime:n??void 0,title:t(n),children:e(n)})}export{i as t};

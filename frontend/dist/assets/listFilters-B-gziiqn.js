@@ -1,1 +1,0 @@
-import{t as e}from"./useParamFilters-CNijNIql.js";function t(t){let n=e(),r=n.get(`status`);return{status:r===`DELETED`||t.includes(r)?r:``,setStatus:e=>n.set(`status`,e),tenant:n.get(`tenant`),setTenant:e=>n.set(`tenant`,e),region:n.get(`region`),setRegion:e=>n.set(`region`,e)}}export{t};

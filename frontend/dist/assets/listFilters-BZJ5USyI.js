@@ -1,0 +1,1 @@
+import{t as e}from"./useParamFilters-gmM_E224.js";function t(t){let n=e(),r=n.get(`status`);return{status:r===`DELETED`||t.includes(r)?r:``,setStatus:e=>n.set(`status`,e),tenant:n.get(`tenant`),setTenant:e=>n.set(`tenant`,e),region:n.get(`region`),setRegion:e=>n.set(`region`,e)}}export{t};

@@ -1,1 +1,0 @@
-import{o as e}from"./index-DPsW7zBU.js";function t(t){let[n,r]=e();return{get:e=>n.get(e)??``,set(e,i){let a=new URLSearchParams(n);i?a.set(e,i):a.delete(e),r(a,{replace:!0}),t?.()}}}export{t};

@@ -1,0 +1,1 @@
+import{o as e}from"./index-C7CeH63O.js";function t(t){let[n,r]=e();return{get:e=>n.get(e)??``,set(e,i){let a=new URLSearchParams(n);i?a.set(e,i):a.delete(e),r(a,{replace:!0}),t?.()}}}export{t};
