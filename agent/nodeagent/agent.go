@@ -296,30 +296,21 @@ func (ag *Agent) Run(ctx context.Context) error {
 	ag.log = ag.log.With("node", ag.nodeID)
 	ag.log.Info("node agent running", "api", ag.cfg.APIURL, "heartbeat", ag.cfg.HeartbeatInterval.String(), "resync", ag.cfg.ResyncInterval.String())
 
-	kicks := make(chan struct{}, 1)
-	kick := func() {
-		select {
-		case kicks <- struct{}{}:
-		default: // a resync is due already
-		}
-	}
+	// The heartbeat, resync and checks loops hold no goroutine between their runs
+	// (periodic): the simulated fleet of --demo runs hundreds of agents in one process.
 	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.HeartbeatInterval, nil, "heartbeat", ag.Heartbeat) }()
-	go func() { defer wg.Done(); ag.every(ctx, ag.cfg.ResyncInterval, kicks, "resync", ag.Resync) }()
+	loops := []*periodic{
+		ag.every(ctx, ag.cfg.HeartbeatInterval, "heartbeat", ag.Heartbeat),
+	}
+	resync := ag.every(ctx, ag.cfg.ResyncInterval, "resync", ag.Resync)
+	kick := resync.kick // a change seen: resync now, or right after the resync on
+	loops = append(loops, resync)
 	if !ag.cfg.NoChecks {
-		wg.Add(1)
-		go func() { defer wg.Done(); ag.RunChecks(ctx) }()
+		loops = append(loops, ag.startChecks(ctx))
 	}
 	if !ag.cfg.NoSubscription {
 		wg.Add(1)
 		go func() { defer wg.Done(); ag.watch(ctx, kick) }()
-	}
-	if cons, ok := ag.cfg.Hypervisor.(hypervisor.Consoler); ok && !ag.cfg.NoConsole {
-		relay := &ConsoleRelay{APIURL: ag.cfg.APIURL, Token: ag.cfg.Token, Consoles: cons, HTTPClient: ag.cfg.HTTPClient,
-			MetricsAddr: ag.cfg.MetricsAddr, Log: ag.log.With("component", "console")}
-		wg.Add(1)
-		go func() { defer wg.Done(); relay.Run(ctx) }()
 	}
 	if ag.cfg.LoadBalancers != nil {
 		wg.Add(1)
@@ -336,27 +327,27 @@ func (ag *Agent) Run(ctx context.Context) error {
 			go func() { defer wg.Done(); ag.serveMetadata(ctx, ag.cfg.MetadataListener) }()
 		}
 	}
+	if cons, ok := ag.cfg.Hypervisor.(hypervisor.Consoler); ok && !ag.cfg.NoConsole {
+		relay := &ConsoleRelay{APIURL: ag.cfg.APIURL, Token: ag.cfg.Token, Consoles: cons, HTTPClient: ag.cfg.HTTPClient,
+			MetricsAddr: ag.cfg.MetricsAddr, Log: ag.log.With("component", "console")}
+		relay.Run(ctx) // in Run's own goroutine, which has nothing else to do until ctx ends
+	}
+	for _, l := range loops {
+		l.wait()
+	}
 	wg.Wait()
 	ag.log.Info("node agent stopped")
 	return nil
 }
 
-// every runs fn at once, then every d and whenever kicks delivers, until ctx ends, logging
-// its errors.
-func (ag *Agent) every(ctx context.Context, d time.Duration, kicks <-chan struct{}, what string, fn func(context.Context) error) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
+// every runs fn at once, then every d and whenever the returned loop is kicked, until ctx
+// ends, logging its errors (see periodic; wait on it for the last run to end).
+func (ag *Agent) every(ctx context.Context, d time.Duration, what string, fn func(context.Context) error) *periodic {
+	return startPeriodic(ctx, d, func(ctx context.Context) {
 		if err := fn(ctx); err != nil && ctx.Err() == nil {
 			ag.log.Warn(what+" failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-kicks:
-		}
-	}
+	})
 }
 
 // retry calls fn until it succeeds, ctx ends or it fails with ErrNoNode, waiting longer

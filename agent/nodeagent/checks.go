@@ -153,6 +153,11 @@ func NICLinks(sysfs string) CheckResult {
 // reportEvents batch. A check reports a failure only after its occurrences consecutive
 // failures; a success is always reported (the rules decide whether it is news).
 func (ag *Agent) RunChecks(ctx context.Context) {
+	ag.startChecks(ctx).wait()
+}
+
+// startChecks starts what RunChecks does as a periodic loop (no goroutine between ticks).
+func (ag *Agent) startChecks(ctx context.Context) *periodic {
 	tick, refresh := ag.cfg.CheckTick, ag.cfg.CheckRefresh
 	if tick <= 0 {
 		tick = DefaultCheckTick
@@ -165,9 +170,8 @@ func (ag *Agent) RunChecks(ctx context.Context) {
 		fetched time.Time
 		state   = map[string]*checkState{}
 	)
-	t := time.NewTicker(tick)
-	defer t.Stop()
-	for {
+	// The runs never overlap (periodic), so the state above needs no lock.
+	return startPeriodic(ctx, tick, func(ctx context.Context) {
 		if time.Since(fetched) >= refresh {
 			resp, err := checksForNode(ctx, ag.api, ag.NodeID())
 			if err != nil {
@@ -181,12 +185,7 @@ func (ag *Agent) RunChecks(ctx context.Context) {
 				ag.log.Warn("report check results failed", "err", err, "results", len(in))
 			}
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
 // runDue runs the checks due at now and returns what to report.

@@ -140,7 +140,7 @@ func (ag *Agent) runLoadBalancers(ctx context.Context) {
 	if d <= 0 {
 		d = DefaultLoadBalancerInterval
 	}
-	ag.every(ctx, d, nil, "load balancers", s.sync)
+	ag.every(ctx, d, "load balancers", s.sync).wait()
 	if err := s.node.Reconcile(nil); err != nil {
 		ag.log.Warn("stop load balancers", "err", err)
 	}

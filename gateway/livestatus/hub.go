@@ -182,17 +182,20 @@ func (h *Hub) Subscribe(ctx context.Context, match func(Event) bool) <-chan Even
 	return h.subscribe(ctx, &subscriber{match: match, ch: make(chan Event, subscriberBuffer)})
 }
 
+// subscribe adds s until ctx ends, then removes it and closes its channel. The removal is
+// a context.AfterFunc rather than a goroutine waiting on ctx: a server holds one or two
+// subscriptions per websocket connection (every node agent has one), and a parked
+// goroutine each is a stack each.
 func (h *Hub) subscribe(ctx context.Context, s *subscriber) <-chan Event {
 	h.mu.Lock()
 	h.subs[s] = struct{}{}
 	h.mu.Unlock()
-	go func() {
-		<-ctx.Done()
+	context.AfterFunc(ctx, func() {
 		h.mu.Lock()
 		delete(h.subs, s)
 		close(s.ch)
 		h.mu.Unlock()
-	}()
+	})
 	return s.ch
 }
 

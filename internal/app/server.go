@@ -119,6 +119,7 @@ func RunServerWith(ctx context.Context, cfg config.Config, log *slog.Logger, o O
 	}
 
 	if cfg.Demo {
+		demoRuntimeMemory(os.Getenv, log)
 		t := time.Now()
 		stats, err := demo.Load(authz.SystemContext(ctx, "demo"), db.Client, log)
 		if err != nil {
