@@ -209,9 +209,24 @@ func (s *Service) request(ctx context.Context, client *ent.Client, id int, act a
 		return s.transition(ctx, client, vm, virtualmachine.StatusInitializing,
 			"creation retried: waiting for a worker", func() error { return enqueueCreate(ctx, client, vm.ID, false) })
 	}
+	if act.kind == TypeVMStart {
+		if err := diskInUse(ctx, client, vm); err != nil {
+			return nil, err
+		}
+	}
 	return s.transition(ctx, client, vm, act.pending,
 		fmt.Sprintf("%s requested: waiting for a worker", act.verb),
-		func() error { return enqueue(ctx, client, act.kind, vm.ID, a.Generation, "") })
+		func() error {
+			if act.kind == TypeVMStart {
+				// Again after the transition's UPDATE, which holds the VM's row: a copy of
+				// its disk requested concurrently (it locks the row too) is seen here, or
+				// it sees the VM no longer STOPPED.
+				if err := diskInUse(ctx, client, vm); err != nil {
+					return err
+				}
+			}
+			return enqueue(ctx, client, act.kind, vm.ID, a.Generation, "")
+		})
 }
 
 // transition moves vm to status as the viewer, only if its status did not change since it

@@ -10,7 +10,9 @@ import (
 	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
+	"github.com/virtflow/virtflow/store/rowlock"
 	"github.com/virtflow/virtflow/store/truncate"
 )
 
@@ -49,8 +51,11 @@ func (s *Service) CreateImageFromVM(ctx context.Context, client *ent.Client, vmI
 	} else if !ok {
 		return nil, apierr.Validation("id", "virtual machine %d not found", vmID)
 	}
+	// The VM's row is locked: a concurrent startVirtualMachine either waits for this
+	// transaction and then finds the image being made (diskInUse), or has moved the VM on
+	// from STOPPED before this reads it.
 	vm, err := client.VirtualMachine.Query().Where(virtualmachine.ID(vmID)).
-		WithNode().WithFlavor().WithImage().WithRestoredFrom().Only(system(ctx))
+		WithNode().WithFlavor().WithImage().WithRestoredFrom().Modify(rowlock.ForUpdate).Only(system(ctx))
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +85,33 @@ func (s *Service) CreateImageFromVM(ctx context.Context, client *ent.Client, vmI
 		return nil, fmt.Errorf("assign image %s to the VM's node: %w", img.Name, err)
 	}
 	return img, nil
+}
+
+// diskInUse refuses to start vm while its stopped disk is being read or written by a copy
+// that needs it still: an image being made from it (PENDING or DOWNLOADING) or a snapshot
+// being reverted onto it. VALIDATION on id, naming the copy.
+func diskInUse(ctx context.Context, client *ent.Client, vm *ent.VirtualMachine) error {
+	sys := system(ctx)
+	img, err := client.Image.Query().
+		Where(image.Source(fmt.Sprintf("%s%d", imagestore.SourceVMPrefix, vm.ID)),
+			image.StatusIn(image.StatusPending, image.StatusDownloading)).
+		First(sys)
+	if err != nil && !ent.IsNotFound(err) {
+		return err
+	}
+	if img != nil {
+		return apierr.Validation("id", "an image (%s) is being made from VM %s's disk: start the VM once the image is ACTIVE or in ERROR", img.Name, vm.Name)
+	}
+	snap, err := client.Snapshot.Query().
+		Where(snapshot.HasVirtualMachineWith(virtualmachine.ID(vm.ID)), snapshot.StatusEQ(snapshot.StatusReverting)).
+		First(sys)
+	if err != nil && !ent.IsNotFound(err) {
+		return err
+	}
+	if snap != nil {
+		return apierr.Validation("id", "snapshot %s is being reverted onto VM %s's disk: start the VM once it is AVAILABLE again", snap.Name, vm.Name)
+	}
+	return nil
 }
 
 // applyImageReport records an agent's report on the assignment a of image img, made from a

@@ -3,13 +3,16 @@ package provision_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/virtflow/virtflow/authz"
 	"github.com/virtflow/virtflow/controllers/provision"
 	"github.com/virtflow/virtflow/domain/apierr"
+	"github.com/virtflow/virtflow/ent"
 	"github.com/virtflow/virtflow/ent/assignment"
 	"github.com/virtflow/virtflow/ent/image"
+	"github.com/virtflow/virtflow/ent/snapshot"
 	"github.com/virtflow/virtflow/ent/virtualmachine"
 )
 
@@ -96,3 +99,71 @@ func TestImageFromVMLifecycle(t *testing.T) {
 }
 
 type assignmentAndImage struct{ a, node, img int }
+
+// TestStartWaitsForItsDiskCopies: a stopped VM whose disk an image is being made from, or a
+// snapshot is being reverted onto, does not start (VALIDATION on id naming the copy) until
+// the copy ended; and startVirtualMachine racing createImageFromVirtualMachine in two
+// transactions on PostgreSQL never both commit (the image would copy a disk in use).
+func TestStartWaitsForItsDiskCopies(t *testing.T) {
+	f := newFixture(t)
+	vm := copyVM(t, f, "start-or-image")
+	operator := authz.NewContext(context.Background(), &authz.Viewer{Name: "op", Bindings: []authz.Binding{{Role: authz.RoleOperator, Domain: authz.Platform}}})
+	stop := func() {
+		f.c.VirtualMachine.UpdateOneID(vm.ID).SetStatus(virtualmachine.StatusStopped).ExecX(f.ctx)
+	}
+	stop()
+	img, err := f.svc.CreateImageFromVM(operator, f.c, vm.ID, provision.ImageFromVM{Name: uniqName("golden")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.svc.Start(f.ctx, f.c, vm.ID); !isValidation(err, "id") {
+		t.Fatalf("start while an image is made from the disk: %v; want VALIDATION on id", err)
+	}
+	f.c.Image.UpdateOneID(img.ID).SetStatus(image.StatusError).ExecX(f.ctx)
+	snap := f.c.Snapshot.Create().SetName(uniqName("snap")).SetVirtualMachineID(vm.ID).SetTenantID(f.site.Tenant).
+		SetNodeID(f.c.VirtualMachine.QueryNode(vm).OnlyIDX(f.ctx)).SetSizeGB(1).SetStatus(snapshot.StatusReverting).SaveX(f.ctx)
+	if _, err := f.svc.Start(f.ctx, f.c, vm.ID); !isValidation(err, "id") {
+		t.Fatalf("start while a snapshot is reverted onto the disk: %v; want VALIDATION on id", err)
+	}
+	f.c.Snapshot.UpdateOneID(snap.ID).SetStatus(snapshot.StatusAvailable).ExecX(f.ctx)
+	if _, err := f.svc.Start(f.ctx, f.c, vm.ID); err != nil {
+		t.Fatalf("start once the copies ended: %v", err)
+	}
+
+	both := 0
+	for round := range 8 {
+		stop()
+		var wg sync.WaitGroup
+		var imgErr, startErr error
+		race := func(fn func(c *ent.Client) error, out *error) {
+			defer wg.Done()
+			tx, err := f.c.Tx(f.ctx)
+			if err != nil {
+				*out = err
+				return
+			}
+			if *out = fn(tx.Client()); *out != nil {
+				_ = tx.Rollback()
+				return
+			}
+			*out = tx.Commit()
+		}
+		wg.Add(2)
+		go race(func(c *ent.Client) error {
+			_, err := f.svc.CreateImageFromVM(operator, c, vm.ID, provision.ImageFromVM{Name: uniqName("race")})
+			return err
+		}, &imgErr)
+		go race(func(c *ent.Client) error { _, err := f.svc.Start(f.ctx, c, vm.ID); return err }, &startErr)
+		wg.Wait()
+		if imgErr == nil && startErr == nil {
+			both++
+		}
+		if imgErr != nil && startErr != nil {
+			t.Fatalf("round %d: both refused: image %v, start %v", round, imgErr, startErr)
+		}
+		f.c.Image.Update().Where(image.StatusIn(image.StatusPending, image.StatusDownloading)).SetStatus(image.StatusError).ExecX(f.ctx)
+	}
+	if both > 0 {
+		t.Fatalf("in %d of 8 rounds the VM started while an image was made from its disk", both)
+	}
+}
