@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -48,17 +47,7 @@ import (
 // It skips only when a part is missing (qemu-system-x86_64, a kernel, busybox, libvirtd's
 // qemu driver), naming it.
 func TestConsoleOverWebsocketsToARealGuest(t *testing.T) {
-	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		t.Skip("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86; .ci/run does it)")
-	}
-	kernel, err := guestimage.FindKernel()
-	if err != nil {
-		t.Skipf("no guest kernel: %v", err)
-	}
-	const busybox = "/bin/busybox"
-	if _, err := os.Stat(busybox); err != nil {
-		t.Skip("no /bin/busybox (apt-get install busybox-static; .ci/run does it)")
-	}
+	kernel, busybox := realGuestParts(t, false)
 	socket := libvirtSocket(t)
 	qemu, err := hypervisor.NewLibvirt(context.Background(), hypervisor.LibvirtConfig{Socket: socket, URI: "qemu:///system", DomainType: hypervisor.DomainTypeQEMU})
 	if err != nil {

@@ -47,23 +47,7 @@ const guestReadyTimeout = 5 * time.Minute
 // (bridge or its address, domain, storage pool) is removed at the end; the bridge has no
 // uplink, so no packet leaves the machine.
 func TestGuestReadyEndToEnd(t *testing.T) {
-	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		t.Skip("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86; .ci/run does it)")
-	}
-	kernel, err := guestimage.FindKernel()
-	if err != nil {
-		t.Skipf("no guest kernel: %v", err)
-	}
-	const busybox = "/bin/busybox"
-	if _, err := os.Stat(busybox); err != nil {
-		t.Skip("no /bin/busybox (apt-get install busybox-static; .ci/run does it)")
-	}
-	if err := guestimage.BootableImageTools(); err != nil {
-		t.Skipf("cannot build the guest's disk image: %v", err)
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (apt-get install iproute2) to make the test's bridge")
-	}
+	kernel, busybox := realGuestParts(t, true)
 	hv := qemuSystemQEMU(t)
 
 	// The VMs' network: a /24 nobody on this host uses, on a VLAN whose bridge the agent
@@ -380,4 +364,32 @@ func readConsole(t *testing.T, hv *hypervisor.Libvirt, domain string) *consoleRe
 		}
 	}()
 	return c
+}
+
+// realGuestParts skips t, naming what is missing, unless this machine can boot the test's
+// real guest: QEMU, a kernel for it and a static busybox; with disk, also the tools that
+// build its bootable disk image and ip for its bridge. It returns the kernel and busybox.
+func realGuestParts(t *testing.T, disk bool) (guestimage.Kernel, string) {
+	t.Helper()
+	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
+		t.Skip("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86; .ci/run does it)")
+	}
+	kernel, err := guestimage.FindKernel()
+	if err != nil {
+		t.Skipf("no guest kernel: %v", err)
+	}
+	const busybox = "/bin/busybox"
+	if _, err := os.Stat(busybox); err != nil {
+		t.Skip("no /bin/busybox (apt-get install busybox-static; .ci/run does it)")
+	}
+	if !disk {
+		return kernel, busybox
+	}
+	if err := guestimage.BootableImageTools(); err != nil {
+		t.Skipf("cannot build the guest's disk image: %v", err)
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip command (apt-get install iproute2) to make the test's bridge")
+	}
+	return kernel, busybox
 }

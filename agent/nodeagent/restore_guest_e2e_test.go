@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,23 +40,7 @@ import (
 // It skips only when a part is missing (qemu-system-x86_64, the kernel, busybox, xorriso or
 // ISOLINUX, ip, libvirtd or its qemu driver), naming it.
 func TestRestoredBackupBootsARealGuest(t *testing.T) {
-	if _, err := exec.LookPath("qemu-system-x86_64"); err != nil {
-		t.Skip("qemu-system-x86_64 is not installed (apt-get install qemu-system-x86; .ci/run does it)")
-	}
-	kernel, err := guestimage.FindKernel()
-	if err != nil {
-		t.Skipf("no guest kernel: %v", err)
-	}
-	const busybox = "/bin/busybox"
-	if _, err := os.Stat(busybox); err != nil {
-		t.Skip("no /bin/busybox (apt-get install busybox-static; .ci/run does it)")
-	}
-	if err := guestimage.BootableImageTools(); err != nil {
-		t.Skipf("cannot build the guest's disk image: %v", err)
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (apt-get install iproute2) to make the test's bridge")
-	}
+	kernel, busybox := realGuestParts(t, true)
 	hv := qemuSystemQEMU(t)
 
 	// The VMs' network, as in TestGuestReadyEndToEnd: a /24 nobody on this host uses, with
