@@ -117,25 +117,19 @@ func (a *app) snapshotRef(ctx context.Context, c *apiclient.Client, vm, s string
 // showSnapshot prints snap, after waiting until it is AVAILABLE when wait is set.
 func (a *app) showSnapshot(ctx context.Context, c *apiclient.Client, snap *apiclient.SnapshotFields, wait bool, timeout time.Duration) error {
 	if wait {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		for snap.Status != apiclient.SnapshotStatusAvailable {
-			if snap.Status == apiclient.SnapshotStatusError {
-				return fmt.Errorf("snapshot %s is in ERROR: %s", snap.Name, deref(snap.StatusReason))
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("snapshot %s still %s after %v", snap.Name, snap.Status, timeout)
-			case <-time.After(500 * time.Millisecond):
-			}
-			r, err := apiclient.GetSnapshot(ctx, c, snap.Id)
-			if err != nil {
-				return err
-			}
-			if len(r.Snapshots.Edges) == 0 || r.Snapshots.Edges[0].Node == nil {
-				return fmt.Errorf("snapshot %s is gone", snap.Name)
-			}
-			snap = &r.Snapshots.Edges[0].Node.SnapshotFields
+		var err error
+		snap, err = await(ctx, timeout, "snapshot "+snap.Name, snap,
+			func(s *apiclient.SnapshotFields) (apiclient.SnapshotStatus, *string) { return s.Status, s.StatusReason },
+			apiclient.SnapshotStatusAvailable, apiclient.SnapshotStatusError,
+			func(ctx context.Context) (*apiclient.SnapshotFields, bool, error) {
+				r, err := apiclient.GetSnapshot(ctx, c, snap.Id)
+				if err != nil || len(r.Snapshots.Edges) == 0 || r.Snapshots.Edges[0].Node == nil {
+					return nil, false, err
+				}
+				return &r.Snapshots.Edges[0].Node.SnapshotFields, true, nil
+			})
+		if err != nil {
+			return err
 		}
 	}
 	return a.show(snap, snapshotColumns)
@@ -286,25 +280,19 @@ func (a *app) backupRef(ctx context.Context, c *apiclient.Client, tenant *string
 // showBackup prints b, after waiting until it is AVAILABLE when wait is set.
 func (a *app) showBackup(ctx context.Context, c *apiclient.Client, b *apiclient.BackupFields, wait bool, timeout time.Duration) error {
 	if wait {
-		ctx, cancel := context.WithTimeout(ctx, timeout)
-		defer cancel()
-		for b.Status != apiclient.BackupStatusAvailable {
-			if b.Status == apiclient.BackupStatusError {
-				return fmt.Errorf("backup %s is in ERROR: %s", b.Name, deref(b.StatusReason))
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("backup %s still %s after %v", b.Name, b.Status, timeout)
-			case <-time.After(500 * time.Millisecond):
-			}
-			r, err := apiclient.GetBackup(ctx, c, b.Id)
-			if err != nil {
-				return err
-			}
-			if len(r.Backups.Edges) == 0 || r.Backups.Edges[0].Node == nil {
-				return fmt.Errorf("backup %s is gone", b.Name)
-			}
-			b = &r.Backups.Edges[0].Node.BackupFields
+		var err error
+		b, err = await(ctx, timeout, "backup "+b.Name, b,
+			func(b *apiclient.BackupFields) (apiclient.BackupStatus, *string) { return b.Status, b.StatusReason },
+			apiclient.BackupStatusAvailable, apiclient.BackupStatusError,
+			func(ctx context.Context) (*apiclient.BackupFields, bool, error) {
+				r, err := apiclient.GetBackup(ctx, c, b.Id)
+				if err != nil || len(r.Backups.Edges) == 0 || r.Backups.Edges[0].Node == nil {
+					return nil, false, err
+				}
+				return &r.Backups.Edges[0].Node.BackupFields, true, nil
+			})
+		if err != nil {
+			return err
 		}
 	}
 	return a.show(b, backupColumns)

@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"flag"
-	"fmt"
 	"time"
 
 	"github.com/virtflow/virtflow/clients/apiclient"
@@ -49,25 +48,18 @@ func runImage(ctx context.Context, a *app, args []string) error {
 	}
 	img := &r.CreateImageFromVirtualMachine.ImageFields
 	if *wait {
-		ctx, cancel := context.WithTimeout(ctx, *timeout)
-		defer cancel()
-		for img.Status != apiclient.ImageStatusActive {
-			if img.Status == apiclient.ImageStatusError {
-				return fmt.Errorf("image %s is in ERROR: %s", img.Name, deref(img.StatusReason))
-			}
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("image %s still %s after %v", img.Name, img.Status, *timeout)
-			case <-time.After(time.Second):
-			}
-			g, err := apiclient.GetImage(ctx, c, img.Id)
-			if err != nil {
-				return err
-			}
-			if len(g.Images.Edges) == 0 || g.Images.Edges[0].Node == nil {
-				return fmt.Errorf("image %s is gone", img.Name)
-			}
-			img = &g.Images.Edges[0].Node.ImageFields
+		img, err = await(ctx, *timeout, "image "+img.Name, img,
+			func(i *apiclient.ImageFields) (apiclient.ImageStatus, *string) { return i.Status, i.StatusReason },
+			apiclient.ImageStatusActive, apiclient.ImageStatusError,
+			func(ctx context.Context) (*apiclient.ImageFields, bool, error) {
+				g, err := apiclient.GetImage(ctx, c, img.Id)
+				if err != nil || len(g.Images.Edges) == 0 || g.Images.Edges[0].Node == nil {
+					return nil, false, err
+				}
+				return &g.Images.Edges[0].Node.ImageFields, true, nil
+			})
+		if err != nil {
+			return err
 		}
 	}
 	return a.show(img, imageColumns)
