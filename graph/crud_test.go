@@ -489,7 +489,10 @@ func TestCRUDCoversEveryCreateMutation(t *testing.T) {
 var identityMutations = map[string]bool{"createAPIToken": true, "createJoinToken": true,
 	// Snapshots and backups are taken and deleted by package provision (a record with its
 	// own assignment, quota and metering), tested there and in nodeagent's end-to-end test.
-	"createSnapshot": true, "deleteSnapshot": true, "createBackup": true, "deleteBackup": true}
+	"createSnapshot": true, "deleteSnapshot": true, "createBackup": true, "deleteBackup": true,
+	// An image made from a VM is a catalog Image (its CRUD case is Image's) written with an
+	// assignment for the VM's node: package provision tests it, with nodeagent's real guest.
+	"createImageFromVirtualMachine": true}
 
 // readOnlyCase creates a row of a type that has no GraphQL mutations directly through the ent
 // client and says how to find it and what to read back.

@@ -16,7 +16,8 @@ type Config struct {
 	// says here; explanations always explain.
 	Scheduler scheduler.Config
 	// MaxAttempts bounds how often one placement is decided again after a node or quota
-	// changed under it between deciding and committing (default 8).
+	// changed under it between deciding and committing (default 16; with the waits between
+	// attempts, a placement gives up after about a second of collisions).
 	MaxAttempts int
 	// ReplicaRemover, when set, is asked first about every replica a scale-down or a delete
 	// removes, in the same transaction (provision.New sets it: the provisioning pipeline
@@ -53,7 +54,7 @@ func New(cfg Config) *Placer {
 		cfg.Scheduler.RequireQuota = q
 	}
 	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = 8
+		cfg.MaxAttempts = 16
 	}
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
