@@ -35,13 +35,24 @@ func TestAgentFollowsSubscription(t *testing.T) {
 	vm, a := w.vmFix(t, assignment.DesiredStateRunning)
 	// The assignment may have been created before the subscription was registered; touching
 	// it again after a moment is a second change the subscription must deliver.
+	// The poker ends before the test does (the database closes in its cleanup).
+	poked := make(chan struct{})
+	defer func() { stop(); <-poked }()
 	go func() {
-		for i := 0; i < 50 && runCtx.Err() == nil; i++ {
-			time.Sleep(100 * time.Millisecond)
+		defer close(poked)
+		for i := 0; i < 50; i++ {
+			select {
+			case <-runCtx.Done():
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
 			if _, ok := got.last(a.ID); ok {
 				return
 			}
-			w.env.Client.Assignment.UpdateOneID(a.ID).SetStatusReason(fmt.Sprint("poke ", i)).ExecX(gqltest.System())
+			if err := w.env.Client.Assignment.UpdateOneID(a.ID).SetStatusReason(fmt.Sprint("poke ", i)).Exec(gqltest.System()); err != nil {
+				t.Errorf("poke the assignment: %v", err)
+				return
+			}
 		}
 	}()
 	eventually(t, "the domain running through the subscription", func() bool {
