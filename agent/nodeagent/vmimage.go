@@ -127,7 +127,9 @@ func (ag *Agent) uploadImage(ctx context.Context, id, path string) error {
 		if uploadID != "" {
 			req.Header.Set("Upload-ID", uploadID)
 		}
-		resp, err := ag.cfg.HTTPClient.Do(req)
+		// The image cache's client: the agent's own, without its per-request timeout (ctx
+		// bounds a transfer), as for image downloads.
+		resp, err := ag.images.http.Do(req)
 		if err != nil {
 			return fmt.Errorf("upload image %s: %w", id, err)
 		}
